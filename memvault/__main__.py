@@ -1,0 +1,3 @@
+from memvault.cli import app
+
+app(prog_name="memvault")

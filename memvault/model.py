@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 # Order of keys in a card's front matter. Unknown keys a person added follow, in their own order.
@@ -57,7 +58,7 @@ class Episode:
     user: str
     assistant: str
     tools: int = 0
-    source: dict[str, Any] = field(default_factory=dict)
+    source: dict[str, Any] = dataclasses.field(default_factory=dict)
     hash: str = ""
     v: int = 1
 
@@ -94,11 +95,11 @@ class Card:
     subject: str | None = None
     field: str | None = None
     value: str | None = None
-    source: dict[str, Any] = field(default_factory=dict)
+    source: dict[str, Any] = dataclasses.field(default_factory=dict)
     supersedes: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def episodes(self) -> tuple[str, ...]:
@@ -114,4 +115,4 @@ class Entity:
     aliases: tuple[str, ...] = ()
     kind: str | None = None
     prose: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)

@@ -1,0 +1,69 @@
+"""doctor: parse every file of the vault and report damage as `path:line: reason`. Never raises on bad data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memvault.errors import VaultFormatError
+from memvault.vault import Vault, iter_lines
+
+
+@dataclass
+class DoctorReport:
+    files: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"files": self.files, "problems": self.problems, "ok": not self.problems}
+
+
+def check_vault(vault: Vault) -> DoctorReport:
+    report = DoctorReport()
+    errors: list[VaultFormatError] = []
+    files = vault.episode_files()
+    report.files += len(files)
+    for path in files:
+        if not _ends_with_newline(path):
+            errors.append(VaultFormatError(vault.rel(path), None, "last line is torn (no newline at the end); "
+                                           "the next capture repairs it"))
+    for _ in vault.iter_records(files=files, problems=errors):
+        pass
+    card_files = vault.card_files()
+    report.files += len(card_files)
+    seen: dict[str, str] = {}
+    for path in card_files:
+        try:
+            card = vault.read_card(path)
+        except VaultFormatError as exc:
+            errors.append(exc)
+            continue
+        if path.stem != card.id:
+            errors.append(VaultFormatError(vault.rel(path), None, f"file name does not match card id {card.id}"))
+        if card.id in seen:
+            errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
+        seen[card.id] = vault.rel(path)
+    for path in vault.entity_files():
+        report.files += 1
+        try:
+            vault.read_entity(path)
+        except VaultFormatError as exc:
+            errors.append(exc)
+    journal_files = sorted((vault.root / "journal").glob("*.jsonl"))
+    report.files += len(journal_files)
+    vault.journal(problems=errors)
+    for path in sorted((vault.root / "audit").glob("*.log")):
+        report.files += 1
+        for lineno, raw in iter_lines(path):
+            if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
+                errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
+    report.problems = [str(e.message) for e in errors]
+    return report
+
+
+def _ends_with_newline(path) -> bool:
+    size = path.stat().st_size
+    if size == 0:
+        return True
+    with open(path, "rb") as fh:
+        fh.seek(size - 1)
+        return fh.read(1) == b"\n"

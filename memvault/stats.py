@@ -1,0 +1,40 @@
+"""stats: counts per layer and project, newest episode, the configured endpoint and where its key comes from."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from memvault.vault import Vault
+
+
+def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
+    problems: list = []
+    episodes = vault.episodes(problems=problems)
+    cards = vault.cards(problems=problems)
+    per_project: Counter = Counter(ep.project for ep in episodes)
+    card_projects: Counter = Counter(c.project or "-" for c in cards)
+    statuses: Counter = Counter(c.status for c in cards)
+    llm = vault.config.llm
+    key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")
+    return {
+        "vault": str(vault.root),
+        "episodes": len(episodes),
+        "episodes_by_project": dict(sorted(per_project.items())),
+        "newest_episode": episodes[-1].at if episodes else None,
+        "sessions": len({ep.session for ep in episodes}),
+        "cards": len(cards),
+        "cards_by_status": dict(sorted(statuses.items())),
+        "cards_by_project": dict(sorted(card_projects.items())),
+        "entities": len(vault.entity_files()),
+        "journal_entries": len(vault.journal(problems=problems)),
+        "damaged": len(problems),
+        "llm": {
+            "base_url": llm.get("base_url"),
+            "model": llm.get("model"),
+            "base_url_from": vault.config.sources.get("llm.base_url", "default"),
+            # Where the key would come from, and whether it is set; never the key itself.
+            "api_key": f"env {key_env} ({'set' if env.get(key_env) else 'not set'})",
+        },
+    }

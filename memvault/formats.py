@@ -19,7 +19,7 @@ FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "sillytavern", "text")
 
 Item = Message | InputProblem
 
-_DISCARD_CHUNK = 64 * 1024
+_CHUNK = 64 * 1024
 
 # ---------------------------------------------------------------------------------------------- timestamps
 
@@ -208,18 +208,11 @@ def _iter_lines(stream: typing.BinaryIO, name: str, max_line_bytes: int) -> Iter
     """(line number, decoded line or None when skipped, problems) with memory bounded by max_line_bytes."""
     lineno = 0
     while True:
-        raw = stream.readline(max_line_bytes + 1)
-        if not raw:
+        raw = _read_line(stream, max_line_bytes)
+        if raw == b"":
             return
         lineno += 1
-        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-            # Trigger: a line longer than the cap (a pasted dump, a corrupt file). Why: holding it would make
-            # memory grow with the input. Outcome: drop it chunk by chunk, report it, go on with the next line.
-            del raw
-            while True:
-                chunk = stream.readline(_DISCARD_CHUNK)
-                if not chunk or chunk.endswith(b"\n"):
-                    break
+        if raw is None:
             yield lineno, None, [InputProblem(name, lineno, f"line longer than {max_line_bytes} bytes, skipped")]
             continue
         if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
@@ -231,6 +224,45 @@ def _iter_lines(stream: typing.BinaryIO, name: str, max_line_bytes: int) -> Iter
             line = raw.decode("utf-8", errors="replace")
             problems.append(InputProblem(name, lineno, "invalid UTF-8, replaced"))
         yield lineno, line.rstrip("\r\n"), problems
+
+
+def _read_line(stream: typing.BinaryIO, max_line_bytes: int) -> bytes | bytearray | None:
+    """The next line (b"" at the end), or None when it was longer than the cap and has been skipped.
+
+    Reads in bounded chunks into one growing buffer: `readline(limit)` alone would hold about twice the
+    limit while it joins its pieces.
+    """
+    chunk = stream.readline(_CHUNK)
+    if not chunk:
+        return b""
+    if chunk.endswith(b"\n"):  # the common case: a short line
+        return chunk if len(chunk) - 1 <= max_line_bytes else None
+    buf = bytearray(chunk)
+    too_long = False
+    while True:
+        if len(buf) > max_line_bytes:
+            too_long = True
+            break
+        chunk = stream.readline(_CHUNK)
+        if not chunk:
+            break
+        ends = chunk.endswith(b"\n")
+        if len(buf) + len(chunk) - ends > max_line_bytes:
+            too_long = True
+            break
+        buf += chunk
+        if ends:
+            break
+    if not too_long:
+        return buf
+    # Trigger: a line longer than the cap (a pasted dump, a corrupt file). Why: holding it would make memory
+    # grow with the input. Outcome: drop what we have, skip the rest chunk by chunk, report it, go on.
+    del buf
+    while not chunk.endswith(b"\n"):
+        chunk = stream.readline(_CHUNK)
+        if not chunk:
+            break
+    return None
 
 
 def _iter_json_lines(stream, fmt: str, name: str, sidechains: bool, max_line_bytes: int) -> Iterator[Item]:
@@ -524,18 +556,9 @@ def _chatgpt_document(doc: object, name: str) -> Iterator[Item]:
 def _chatgpt_path(mapping: dict, current: object) -> list[tuple[str, dict]] | None:
     """Nodes from the root to `current`: the branch the person last saw. None when the tree is broken."""
     if not isinstance(current, str) or current not in mapping:
-        # No current_node (older exports): follow the newest child from the root.
-        roots = [k for k, n in mapping.items() if isinstance(n, dict) and not n.get("parent")]
-        if not roots:
+        current = _chatgpt_newest_leaf(mapping)
+        if current is None:
             return None
-        current = roots[0]
-        seen = {current}
-        while True:
-            children = [c for c in (mapping[current].get("children") or []) if c in mapping and c not in seen]
-            if not children:
-                break
-            current = children[-1]
-            seen.add(current)
     path: list[tuple[str, dict]] = []
     seen: set[str] = set()
     node_id: object = current
@@ -548,6 +571,25 @@ def _chatgpt_path(mapping: dict, current: object) -> list[tuple[str, dict]] | No
         node_id = node.get("parent")
     path.reverse()
     return path
+
+
+def _chatgpt_newest_leaf(mapping: dict) -> str | None:
+    """Without current_node (older exports), follow the newest child down from the root."""
+    children: dict[object, list[tuple[float, int, str]]] = {}
+    for pos, (nid, node) in enumerate(mapping.items()):
+        if isinstance(node, dict):
+            msg = node.get("message") if isinstance(node.get("message"), dict) else {}
+            t = msg.get("create_time")
+            key = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else 0.0
+            children.setdefault(node.get("parent") or None, []).append((key, pos, nid))
+    roots = children.get(None)
+    if not roots:
+        return None
+    current, seen = roots[0][2], set()
+    while current in children and current not in seen:
+        seen.add(current)
+        current = max(children[current])[2]
+    return current
 
 
 # content types that carry what the person saw; anything else (tool calls as code, browsing output,

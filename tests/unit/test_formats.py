@@ -74,7 +74,8 @@ def test_sniff_documents_cut_at_the_head():
     # A big export does not parse from its first 64 KiB; the keys still tell.
     assert sniff_format((DATA / "chatgpt-conversations.json").read_bytes()[:3000]) == "chatgpt"
     assert sniff_format((DATA / "openai-en.json").read_bytes()[:60]) == "openai"
-    assert sniff_format(b'{\n  "model": "x",\n  "messages": [\n    {"role": "user", "content": "hi') == "openai"
+    cut = b'{\n  "model": "x",\n  "messages": [\n    {"role": "user", "content": "hi'
+    assert sniff_format(cut) == "openai"
     assert sniff_format(b'[\n  {"role": "user", "content": "hi"},\n  {"role": "assistant"') == "openai"
 
 
@@ -156,15 +157,18 @@ def test_claude_code_zh():
 
 
 def test_claude_code_harness_markers_and_fallback_ref():
+    def user(content, **extra):
+        return {"type": "user", **extra, "message": {"role": "user", "content": content}}
+
     lines = [
-        {"type": "user", "message": {"role": "user", "content": "<local-command-stderr>boom</local-command-stderr>"}},
-        {"type": "user", "message": {"role": "user", "content": "[Request interrupted by user for tool use]"}},
-        {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "This session is being continued"}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t", "content": "x"}, {"type": "text", "text": "also look at this"}]}},
-        {"type": "user", "cwd": "C:\\Users\\wei\\src\\记账本\\", "message": {"role": "user", "content": "真正的问题"}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"},
-                                                                         {"type": "image", "source": {}}]}},
+        user("<local-command-stderr>boom</local-command-stderr>"),
+        user("[Request interrupted by user for tool use]"),
+        user("This session is being continued", isCompactSummary=True),
+        user([{"type": "tool_result", "tool_use_id": "t", "content": "x"},
+              {"type": "text", "text": "also look at this"}]),
+        user("真正的问题", cwd="C:\\Users\\wei\\src\\记账本\\"),
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "redacted_thinking", "data": "x"}, {"type": "image", "source": {}}]}},
     ]
     data = "\n".join(json.dumps(x, ensure_ascii=False) for x in lines).encode()
     ms = msgs(read_bytes(data, "claude-code", "s.jsonl"))
@@ -201,7 +205,8 @@ def test_chatgpt_follows_current_branch():
     ]
     assert en[1].text.startswith("Start with SQLite FTS5")
     assert en[2].text == "ok"
-    assert en[4].text == "[image]\nWhat about Chinese? Half my notes are in Chinese. Here is my current schema."
+    assert en[4].text == ("[image]\nWhat about Chinese? Half my notes are in Chinese. "
+                          "Here is my current schema.")
     assert en[5].text == "" and en[6].text == ""  # python call and its output are counted only
     assert en[0].ts == "2026-02-09T16:20:48Z" and en[7].ts == "2026-02-09T16:25:05Z"
     assert en[0].ref == "c03a866a-d000-512b-ae47-15a9e34fb8b5"
@@ -294,7 +299,8 @@ def test_openai_one_document_per_line():
     ]
 
 
-@pytest.mark.parametrize("fmt,name", [("openai", "openai-en.json"), ("chatgpt", "chatgpt-conversations.json")])
+@pytest.mark.parametrize("fmt,name", [("openai", "openai-en.json"),
+                                      ("chatgpt", "chatgpt-conversations.json")])
 def test_broken_json_document_is_one_problem_no_messages(fmt, name):
     raw = (DATA / name).read_bytes()
     items = read_bytes(raw[: len(raw) // 2], fmt, name)
@@ -394,7 +400,8 @@ def test_huge_line_is_skipped_with_bounded_memory(tmp_path):
         finally:
             tracemalloc.stop()
         assert [str(p) for p in problems(items)] == [f"big.jsonl:2: line longer than {limit} bytes, skipped"]
-        assert [(m.ref, m.text) for m in msgs(items)] == [("big.jsonl:1", "before"), ("big.jsonl:3", "之后")]
+        assert [(m.ref, m.text) for m in msgs(items)] == [
+            ("big.jsonl:1", "before"), ("big.jsonl:3", "之后")]
         assert peak < bound, f"peak {peak} bytes for a {size}-byte line"
 
 
@@ -505,7 +512,8 @@ def test_text_speaker_variants():
     ("March 2, 2026 12:14pm", "2026-03-02T12:14:00Z"),
     ("2026-03-02@09h14m24s", "2026-03-02T09:14:24Z"),
     ("2026-03-02 @09h 14m 24s 118ms", "2026-03-02T09:14:24Z"),
-    ("tomorrow", None), ("", None), (None, None), (True, None), (0, None), (-5, None), ("Smarch 2, 2026 1:00pm", None),
+    ("tomorrow", None), ("", None), (None, None), (True, None), (0, None), (-5, None),
+    ("Smarch 2, 2026 1:00pm", None),
     ("March 2, 2026 13:14pm", None), (float("nan"), None), (1e30, None), ({"t": 1}, None),
 ])
 def test_normalize_ts(value, expected):
@@ -518,7 +526,8 @@ def test_unknown_format_name_is_refused():
 
 
 def test_bom_and_empty_inputs():
-    assert [m.text for m in msgs(read_bytes(b'\xef\xbb\xbf{"role":"user","content":"x"}\n', "jsonl"))] == ["x"]
+    bom = b'\xef\xbb\xbf{"role":"user","content":"x"}\n'
+    assert [m.text for m in msgs(read_bytes(bom, "jsonl"))] == ["x"]
     for fmt in ("jsonl", "claude-code", "sillytavern", "text"):
         assert read_bytes(b"", fmt) == []
 

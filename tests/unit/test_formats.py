@@ -545,7 +545,15 @@ def test_formats_is_a_pure_leaf():
     assert not imported & {"jieba", "httpx", "typer", "rich", "yaml", "frontmatter"}
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*")), ids=lambda p: p.name)
+EXAMPLE_LOGS = sorted(p for p in EXAMPLES.iterdir() if p.suffix in (".jsonl", ".json", ".txt"))
+
+
+def test_examples_cover_the_demo_formats():
+    assert {sniff_format(p.read_bytes()[: 64 * 1024]) for p in EXAMPLE_LOGS} >= {
+        "claude-code", "chatgpt", "sillytavern", "text"}
+
+
+@pytest.mark.parametrize("path", EXAMPLE_LOGS, ids=lambda p: p.name)
 def test_examples_read_cleanly(path):
     items = read(path)
     assert problems(items) == []

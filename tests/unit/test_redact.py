@@ -1,0 +1,165 @@
+"""memvault.redact: secrets gone, ordinary text byte-identical, idempotent, linear on pathological lines."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import redact_cases  # noqa: E402  (shared with bench/redact.py)
+
+from memvault.errors import UsageError  # noqa: E402
+from memvault.redact import Finding, compile_rules, count_by_rule, default_rules, redact  # noqa: E402
+
+POSITIVE = redact_cases.positive_cases()
+NEGATIVE = redact_cases.negative_lines()
+
+
+def _leaks(secret: str, out: str) -> list[str]:
+    """Every 8-character window of the secret that survived (the whole secret if shorter)."""
+    w = min(8, len(secret))
+    return [secret[i:i + w] for i in range(len(secret) - w + 1) if secret[i:i + w] in out]
+
+
+def test_table_is_big_enough():
+    kinds = {c.kind.split("#")[0] for c in POSITIVE}
+    assert len(kinds) >= 40
+    for kind in kinds:
+        langs = {c.lang for c in POSITIVE if c.kind.split("#")[0] == kind}
+        assert langs == {"en", "zh"}, kind
+    assert len(NEGATIVE) >= 200
+
+
+@pytest.mark.parametrize("case", POSITIVE, ids=[f"{c.kind}-{c.lang}" for c in POSITIVE])
+def test_secret_is_gone_and_named(case):
+    r = redact(case.text)
+    for secret in case.secrets:
+        assert not _leaks(secret, r.text), (case.kind, r.text)
+    assert case.rule in {f.rule for f in r.findings}
+    if case.expect is not None:
+        assert r.text == case.expect
+    elif case.rule not in ("email", "home-dir"):
+        assert f"[REDACTED:{case.rule}]" in r.text
+
+
+@pytest.mark.parametrize("line", NEGATIVE, ids=range(len(NEGATIVE)))
+def test_ordinary_text_is_byte_identical(line):
+    r = redact(line)
+    assert r.text == line
+    assert r.findings == ()
+
+
+@pytest.mark.parametrize("case", POSITIVE[::3], ids=[f"{c.kind}-{c.lang}" for c in POSITIVE[::3]])
+def test_idempotent(case):
+    once = redact(case.text).text
+    again = redact(once)
+    assert again.text == once
+    assert again.findings == ()
+
+
+def test_idempotent_on_everything_at_once():
+    blob = "\n".join(c.text for c in POSITIVE) + "\n" + "\n".join(NEGATIVE)
+    once = redact(blob)
+    assert redact(once.text).text == once.text
+    assert len(once.findings) >= len(POSITIVE)
+
+
+def test_findings_spans_and_lines_point_into_the_original():
+    token = "ghp_" + "aB3" * 12
+    text = "第一行\nsecond line mail bob@example.org\n第三行 " + token + "。\n/home/carol/x"
+    r = redact(text)
+    assert [f.rule for f in r.findings] == ["email", "github-pat", "home-dir"]
+    assert [f.line for f in r.findings] == [2, 3, 4]
+    assert [text[f.start:f.end] for f in r.findings] == ["bob@example.org", token, "/home/carol"]
+    assert r.text == "第一行\nsecond line mail [email]\n第三行 [REDACTED:github-pat]。\n~/x"
+
+
+def test_replacements_for_email_and_home_dirs():
+    assert redact("/home/alice/x").text == "~/x"
+    assert redact("/Users/bob").text == "~"
+    assert redact("C:\\Users\\bob\\x").text == "~\\x"
+    assert redact('{"path": "C:\\\\Users\\\\bob\\\\x"}').text == '{"path": "~\\\\x"}'
+    assert redact("file:///Users/bob/a.txt").text == "file://~/a.txt"
+    assert redact("write to a.b+c@mail.example.co.uk.").text == "write to [email]."
+    assert redact("https://example.com/home/index.html").findings == ()
+
+
+def test_url_credentials_keep_scheme_and_host():
+    r = redact("git clone https://alice:s3cretPass@git.example.com/repo.git")
+    assert r.text == "git clone https://[REDACTED:url-credentials]@git.example.com/repo.git"
+
+
+def test_pem_without_end_stops_at_prose_and_pem_end_included():
+    body = ["QUJD" * 16] * 3
+    text = "-----BEGIN EC PRIVATE KEY-----\n" + "\n".join(body) + "\nxyz=\n\nCan you help me with this?"
+    r = redact(text)
+    assert r.text == "[REDACTED:private-key]\n\nCan you help me with this?"
+    full = "a\n-----BEGIN PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END PRIVATE KEY-----\nb"
+    assert redact(full).text == "a\n[REDACTED:private-key]\nb"
+
+
+def test_secret_followed_by_cjk_or_punctuation_leaves_no_tail():
+    key = "sk-" + "Zx9" * 16
+    for text in (f"{key}，", f"{key}。", f"({key})", f"「{key}」", f"{key}请查收", f"密钥{key}"):
+        r = redact(text)
+        assert not _leaks(key, r.text), text
+        assert "[REDACTED:sk-api-key]" in r.text
+
+
+def test_user_deny_patterns():
+    rules = compile_rules([r"(?i)project[- ]falcon", r"\bACME-\d{4}\b"])
+    r = redact("Project Falcon ships ACME-1234 and project-falcon again.", rules)
+    assert r.text == ("[REDACTED:user-deny-1] ships [REDACTED:user-deny-2] and [REDACTED:user-deny-1] again.")
+    assert count_by_rule(r.findings) == {"user-deny-1": 2, "user-deny-2": 1}
+    # built-in rules still apply alongside
+    assert redact("mail x@y.com, Project Falcon", rules).text == "mail [email], [REDACTED:user-deny-1]"
+    # zero-width matches never redact
+    assert redact("abc", compile_rules([r"x*"])).text == "abc"
+
+
+def test_invalid_deny_pattern_names_its_index():
+    with pytest.raises(UsageError) as exc:
+        compile_rules(["ok", "(unclosed"])
+    assert "#2" in exc.value.message
+    assert exc.value.exit_code == 2
+
+
+def test_default_rules_cached_and_count_by_rule():
+    assert default_rules() is default_rules()
+    fs = [Finding("b", 0, 1, 1), Finding("a", 2, 3, 1), Finding("b", 4, 5, 2)]
+    assert count_by_rule(fs) == {"a": 1, "b": 2}
+    assert list(count_by_rule(fs)) == ["a", "b"]
+
+
+def test_data_image_base64_is_never_touched():
+    tokenish = "iVBORw0KGgo/AKIAABCDEFGHIJKLMNOP/AIzaSy" + "a1B2" * 9 + "+SK" + "0a1b" * 8 + "=="
+    payload = f'<img src="data:image/png;base64,{tokenish}">'
+    assert redact(payload).text == payload
+    assert redact(tokenish).text != tokenish  # the same bytes outside an image are redacted
+
+
+def test_markers_never_match_a_rule():
+    for rule_id in {c.rule for c in POSITIVE} | {"password-assignment", "user-deny-1"}:
+        for text in (f"[REDACTED:{rule_id}]", f"password = [REDACTED:{rule_id}]", f"token: [REDACTED:{rule_id}]",
+                     "[email]", f"密码是[REDACTED:{rule_id}]"):
+            assert redact(text).text == text
+
+
+@pytest.mark.parametrize("name", list(redact_cases.pathological_lines(size=1 << 18)))
+def test_pathological_lines_are_handled_correctly(name):
+    line = redact_cases.pathological_lines(size=1 << 18)[name]
+    r = redact(line)
+    assert redact(r.text).text == r.text
+    if name.startswith("repeat") or name.startswith("base64") or name in ("a@ repeated", "url userinfo"):
+        assert r.text == line
+    if name in ("password= run", "密码是 run", "sk- run", "ghp_ run", "PEM no END"):
+        assert len(r.text) < 100 and r.findings
+
+
+def test_rule_ids_fire_in_table():
+    fired = Counter(f.rule for c in POSITIVE for f in redact(c.text).findings)
+    expected = {c.rule for c in POSITIVE}
+    assert expected <= set(fired)

@@ -214,7 +214,7 @@ _KEY_IGNORE = re.compile(
     r"|expir|ttl|budget|per|num)|(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
     r"|(?:secret|password|passwd|key|token|credentials?)[_.-]?(?:name|ref|id|arn|path|file|length|len|size|policy"
     r"|min|max|hint|label|field|prompt|strength|rules?|type|env|var|manager|store|provider|required|reset|changed"
-    r"|expir|ttl)|^(?:old)?pwd$|keyword|^credentials?[_.-]?(?:helper|source|process)"
+    r"|expir|ttl)|keyword|^credentials?[_.-]?(?:helper|source|process)"
 )
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional|secret"

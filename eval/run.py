@@ -1,0 +1,170 @@
+"""Search quality on the hand-written fixture vault: `python eval/run.py`.
+
+Copies eval/fixture/ to a temporary folder (the fixture is never modified), asks every question of
+eval/questions.jsonl through the same service function `memvault search` calls (search.run_search, in-process),
+and prints recall@1, recall@5, MRR and the negative false-positive rate for memvault, a BM25-only baseline and a
+grep baseline, overall and per question type.
+
+Options: --mode bigram|unibigram|jieba (Chinese tokenising), --sweep (field-weight and floor grid, used to
+choose the constants in memvault/search.py), --show (print the misses), --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from memvault import search, tokenize  # noqa: E402
+from memvault.errors import NoMatch  # noqa: E402
+
+
+def load_questions(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def grep_baseline(root: Path):
+    """What a person would do with grep -il: every query word (a Chinese query: the whole string) as a
+    case-blind substring; cards ranked by how many words they contain, then by path."""
+    files = sorted((root / "cards").glob("*/*.md"))
+    texts = {p.stem: p.read_text(encoding="utf-8").casefold() for p in files}
+
+    def ask(query: str) -> list[str]:
+        words = [w for w in re.split(r"[\s,.?!:;()\"'，。？！：；、（）]+", query.casefold()) if w]
+        scored = []
+        for cid, text in texts.items():
+            n = sum(1 for w in words if w in text)
+            if n:
+                scored.append((-n, cid))
+        return [cid for _, cid in sorted(scored)]
+
+    return ask
+
+
+def engine(root: Path, **overrides):
+    opts = search.options_from({}, **overrides)
+
+    def ask(query: str) -> list[str]:
+        try:
+            return [h.id for h in search.run_search(root, query, opts).hits]
+        except NoMatch:
+            return []
+
+    return ask
+
+
+def measure(ask, questions: list[dict]) -> dict:
+    per_type: dict[str, list] = defaultdict(list)
+    rows = []
+    for q in questions:
+        got = ask(q["query"])
+        expect = q["expect"]
+        if not expect:
+            row = {"fp": bool(got)}
+        else:
+            rank = next((i + 1 for i, cid in enumerate(got) if cid in expect), None)
+            row = {"r1": rank == 1, "r5": rank is not None and rank <= 5, "rr": 1 / rank if rank else 0.0,
+                   "rank": rank}
+        row.update(id=q["id"], type=q["type"], got=got[:5], expect=expect, query=q["query"])
+        rows.append(row)
+        per_type[q["type"]].append(row)
+    return {"all": summarise(rows), "types": {t: summarise(r) for t, r in sorted(per_type.items())}, "rows": rows}
+
+
+def summarise(rows: list[dict]) -> dict:
+    pos = [r for r in rows if "rr" in r]
+    neg = [r for r in rows if "fp" in r]
+    out = {"n": len(rows)}
+    if pos:
+        out.update(r1=sum(r["r1"] for r in pos) / len(pos), r5=sum(r["r5"] for r in pos) / len(pos),
+                   mrr=sum(r["rr"] for r in pos) / len(pos))
+    if neg:
+        out.update(neg_fp=sum(r["fp"] for r in neg) / len(neg), neg_n=len(neg))
+    return out
+
+
+def fmt(s: dict) -> str:
+    parts = []
+    if "r1" in s:
+        parts.append(f"R@1 {s['r1']:.3f}  R@5 {s['r5']:.3f}  MRR {s['mrr']:.3f}")
+    if "neg_fp" in s:
+        parts.append(f"neg FP {s['neg_fp']:.3f} ({round(s['neg_fp'] * s['neg_n'])}/{s['neg_n']})")
+    return "  ".join(parts) + f"  (n={s['n']})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fixture", type=Path, default=HERE / "fixture")
+    ap.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    ap.add_argument("--mode", default="bigram", choices=tokenize.MODES)
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--show", action="store_true", help="print the questions memvault misses")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    questions = load_questions(args.questions)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        shutil.copytree(args.fixture, root)
+        if args.sweep:
+            return sweep(root, questions, args.mode)
+        started = time.perf_counter()
+        results = {
+            "memvault": measure(engine(root, mode=args.mode), questions),
+            "bm25-only": measure(engine(root, mode=args.mode, bm25_only=True, floor=0.0, hops=0), questions),
+            "grep": measure(grep_baseline(root), questions),
+        }
+        elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({k: {"all": v["all"], "types": v["types"]} for k, v in results.items()}, indent=2))
+        return 0
+    print(f"eval: {len(questions)} questions, fixture {args.fixture.name}, Chinese mode {args.mode}, "
+          f"{elapsed:.1f} s")
+    for name, res in results.items():
+        print(f"{name:10s} {fmt(res['all'])}")
+    print("\nper type (memvault | bm25-only | grep):")
+    for t in results["memvault"]["types"]:
+        print(f"  {t:10s} " + " | ".join(fmt(results[n]["types"][t]) for n in results))
+    if args.show:
+        print("\nmisses:")
+        for r in results["memvault"]["rows"]:
+            if r.get("fp") or ("rank" in r and r["rank"] != 1):
+                print(f"  {r['id']} {r['type']:10s} rank={r.get('rank')} fp={r.get('fp')} {r['query']!r}"
+                      f" expect={r['expect']} got={r['got']}")
+    return 0
+
+
+def sweep(root: Path, questions: list[dict], mode: str) -> int:
+    """Field weights and relevance floor: print each setting's figures (used to choose the constants)."""
+    grid = [
+        {"title": 1.0, "entities": 1.0, "body": 1.0, "tags": 1.0},
+        {"title": 2.0, "entities": 1.5, "body": 1.0, "tags": 1.0},
+        {"title": 3.0, "entities": 2.0, "body": 1.0, "tags": 1.5},
+        {"title": 4.0, "entities": 2.0, "body": 1.0, "tags": 1.5},
+        {"title": 3.0, "entities": 3.0, "body": 1.0, "tags": 1.5},
+        {"title": 2.0, "entities": 1.0, "body": 1.5, "tags": 1.0},
+    ]
+    original = dict(search.CARD_WEIGHTS)
+    for weights in grid:
+        search.CARD_WEIGHTS.clear()
+        search.CARD_WEIGHTS.update(weights)
+        res = measure(engine(root, mode=mode), questions)
+        print(f"weights {weights}: {fmt(res['all'])}")
+    search.CARD_WEIGHTS.clear()
+    search.CARD_WEIGHTS.update(original)
+    for floor in (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4):
+        res = measure(engine(root, mode=mode, floor=floor), questions)
+        print(f"floor {floor}: {fmt(res['all'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""BM25F scoring of one document against query terms. Pure: knows nothing of vaults, files or SQLite.
+
+A document is a mapping field -> list of tokens. Term frequencies of all fields are combined, each weighted and
+length-normalised by its own field (BM25F, Robertson et al. 2004), and saturated once with k1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Collection statistics: number of documents, average field lengths and document frequency of terms."""
+
+    n_docs: int
+    avg_len: Mapping[str, float]
+    df: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Scored:
+    score: float
+    matched: tuple[str, ...]  # query terms found in the document, in query order
+    coverage: float  # share of the query's IDF mass that the document matched (0..1)
+
+
+def idf(df: int, n_docs: int) -> float:
+    """Okapi IDF, floored at a small positive value so a term in every document still counts a little."""
+    return max(0.01, math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)))
+
+
+def max_idf(n_docs: int) -> float:
+    """The IDF of a term no document holds: an unknown query word weighs as much as the rarest known one."""
+    return idf(0, n_docs)
+
+
+def term_weights(terms: Sequence[str], stats: Stats) -> dict[str, float]:
+    """IDF of each distinct query term (unknown terms get max IDF)."""
+    return {t: idf(stats.df.get(t, 0), stats.n_docs) for t in dict.fromkeys(terms)}
+
+
+def score(
+    terms: Sequence[str],
+    doc: Mapping[str, Sequence[str]],
+    stats: Stats,
+    weights: Mapping[str, float],
+    k1: float = K1,
+    b: float = B,
+    idfs: Mapping[str, float] | None = None,
+    extra_mass: float = 0.0,
+) -> Scored:
+    """BM25F score of `doc` for `terms`.
+
+    `extra_mass` adds IDF mass to the coverage denominator for query content that produced no term (for
+    example CJK text that matches nothing in the vocabulary), so such content still counts as unmatched.
+    """
+    idfs = idfs if idfs is not None else term_weights(terms, stats)
+    counts = {f: Counter(tokens) for f, tokens in doc.items()}
+    total = 0.0
+    matched: list[str] = []
+    matched_mass = 0.0
+    for term, w_idf in idfs.items():
+        tf = 0.0
+        for field, counter in counts.items():
+            c = counter.get(term)
+            if not c:
+                continue
+            avg = stats.avg_len.get(field) or 1.0
+            norm = 1.0 - b + b * (len(doc[field]) / avg)
+            tf += weights.get(field, 1.0) * c / norm
+        if tf > 0:
+            total += w_idf * tf / (k1 + tf)
+            matched.append(term)
+            matched_mass += w_idf
+    mass = sum(idfs.values()) + extra_mass
+    return Scored(score=total, matched=tuple(matched), coverage=(matched_mass / mass) if mass > 0 else 0.0)
+
+
+def rank(
+    terms: Sequence[str],
+    docs: Mapping[str, Mapping[str, Sequence[str]]],
+    weights: Mapping[str, float],
+    k1: float = K1,
+    b: float = B,
+) -> list[tuple[str, Scored]]:
+    """Score a whole small collection in memory (baselines, tests): statistics come from `docs` itself."""
+    n = len(docs)
+    fields = {f for d in docs.values() for f in d}
+    avg = {f: sum(len(d.get(f, ())) for d in docs.values()) / max(n, 1) for f in fields}
+    df: Counter = Counter()
+    for d in docs.values():
+        df.update({t for tokens in d.values() for t in tokens})
+    stats = Stats(n_docs=n, avg_len=avg, df=df)
+    idfs = term_weights(terms, stats)
+    out = [(doc_id, score(terms, d, stats, weights, k1, b, idfs)) for doc_id, d in docs.items()]
+    out = [(i, s) for i, s in out if s.score > 0]
+    out.sort(key=lambda x: (-x[1].score, x[0]))
+    return out

@@ -1,0 +1,648 @@
+"""The derived search index: `.memvault/search.sqlite` (SQLite FTS5 over pre-tokenised text).
+
+Exception to "vault.py is the only module that opens files": this module opens its own SQLite file under
+`.memvault/` and reads card, entity and episode files to index them. It writes nothing outside `.memvault/`.
+It stays free of yaml and of vault.py so that `memvault search` starts fast (PERF-NOTES: every import counts);
+cards in an unusual layout fall back to codec.parse_card, imported only then.
+
+Freshness: every open stats the card month folders and the entities folder (a few hundred µs even at 100k
+cards). A folder whose mtime moved is listed and its files compared by (mtime, size), then by content hash, so
+cards added, deleted or renamed by memvault, an editor or `git pull` are seen before the query runs. An edit in
+place that leaves the folder mtime alone is caught by a full stat of every card file when the vault is small
+(`search.stat_all_below`), by the stat of every hit before it is returned, and by `memvault reindex`.
+Deleting the index is always safe: the next search rebuilds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault import tokenize
+
+SCHEMA = 5
+FILE = "search.sqlite"
+CARD_FIELDS = ("title", "entities", "body", "tags")
+EPISODE_FIELDS = ("user", "assistant")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_STATUSES = ("active", "superseded", "retracted")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS cards(
+  rowid INTEGER PRIMARY KEY, id TEXT, path TEXT UNIQUE, month TEXT, mtime_ns INTEGER, size INTEGER, hash TEXT,
+  kind TEXT, project TEXT, status TEXT, created TEXT, valid_from TEXT, valid_to TEXT, title TEXT, body TEXT,
+  entities TEXT, tags TEXT, episodes TEXT, supersedes TEXT, superseded_by TEXT,
+  len_title INTEGER, len_entities INTEGER, len_body INTEGER, len_tags INTEGER);
+CREATE INDEX IF NOT EXISTS cards_id ON cards(id);
+CREATE INDEX IF NOT EXISTS cards_month ON cards(month);
+CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
+CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT);
+CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, card);
+CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
+CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii');
+CREATE VIRTUAL TABLE IF NOT EXISTS cvocab USING fts5vocab(cfts, row);
+CREATE TABLE IF NOT EXISTS entities(slug TEXT PRIMARY KEY, name TEXT, aliases TEXT, kind TEXT, prose TEXT,
+  mtime_ns INTEGER, size INTEGER);
+CREATE TABLE IF NOT EXISTS entity_keys(key TEXT, slug TEXT, first TEXT, PRIMARY KEY(key, slug));
+CREATE INDEX IF NOT EXISTS ek_first ON entity_keys(first);
+CREATE TABLE IF NOT EXISTS efiles(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, clean INTEGER);
+CREATE TABLE IF NOT EXISTS episodes(
+  rowid INTEGER PRIMARY KEY, id TEXT, file TEXT, at TEXT, project TEXT, session TEXT, turn INTEGER,
+  refs TEXT, user TEXT, assistant TEXT, len_user INTEGER, len_assistant INTEGER);
+CREATE INDEX IF NOT EXISTS episodes_id ON episodes(id);
+CREATE INDEX IF NOT EXISTS episodes_file ON episodes(file);
+CREATE TABLE IF NOT EXISTS revoked(id TEXT PRIMARY KEY, file TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS efts USING fts5(user, assistant, tokenize='ascii');
+CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
+"""
+
+
+@dataclass
+class RefreshReport:
+    cards_added: int = 0
+    cards_updated: int = 0
+    cards_removed: int = 0
+    entities: int = 0
+    episodes_added: int = 0
+    problems: list[str] = field(default_factory=list)  # "path: reason", never file text
+
+    @property
+    def changed(self) -> int:
+        return self.cards_added + self.cards_updated + self.cards_removed + self.episodes_added
+
+
+# ---------------------------------------------------------------- vault location without yaml
+
+
+def find_root(explicit: str | os.PathLike | None, env: Mapping[str, str], cwd: Path | None = None) -> Path:
+    """Same resolution as vault.locate_vault (--vault > MEMVAULT_DIR > nearest memvault.yaml > ~/memvault),
+    repeated here because importing vault.py pulls in yaml (~30 ms) on the search fast path."""
+    from memvault.errors import VaultMissing
+
+    def need(path: Path, how: str) -> Path:
+        if (path / "memvault.yaml").is_file():
+            return path.resolve()
+        raise VaultMissing(
+            f"no vault at {path} (from {how}): create one with `memvault init {path}` "
+            "or point --vault / MEMVAULT_DIR at an existing vault"
+        )
+
+    if explicit:
+        return need(Path(explicit).expanduser(), "--vault")
+    if env.get("MEMVAULT_DIR"):
+        return need(Path(env["MEMVAULT_DIR"]).expanduser(), "MEMVAULT_DIR")
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "memvault.yaml").is_file():
+            return folder
+    return need(Path(env.get("HOME") or Path.home()) / "memvault", "the default ~/memvault")
+
+
+# ---------------------------------------------------------------- fast front-matter reader
+
+
+def _plain(value: str) -> Any:
+    """A YAML plain or simply quoted scalar as our dumper writes it; raises ValueError for anything else."""
+    v = value.strip()
+    if v in ("", "null", "~", "Null", "NULL"):
+        return None
+    if v[0] == "'":
+        if len(v) < 2 or v[-1] != "'" or "'" in v[1:-1].replace("''", ""):
+            raise ValueError("quoted")
+        return v[1:-1].replace("''", "'")
+    if v[0] in '"&*!|>%@`#{}[]' or " #" in v or ": " in v or v.endswith(":"):
+        raise ValueError("complex")
+    return v
+
+
+def _flow_list(value: str) -> list[Any]:
+    v = value.strip()
+    if not (v.startswith("[") and v.endswith("]")):
+        raise ValueError("not a flow list")
+    inner = v[1:-1].strip()
+    if not inner:
+        return []
+    if any(c in inner for c in "[]{}\"") or "'" in inner:
+        raise ValueError("complex list")
+    return [_plain(x) for x in inner.split(", ")]
+
+
+def _source_episodes(value: str) -> list[str]:
+    v = value.strip()
+    if v in ("{}", "null", ""):
+        return []
+    if not (v.startswith("{") and v.endswith("}")) or '"' in v or "'" in v:
+        raise ValueError("complex source")
+    m = re.search(r"(?:^|[{,]\s*)episodes: (\[[^\[\]]*\])", v)
+    return [e for e in _flow_list(m.group(1)) if e] if m else []
+
+
+def parse_card_fast(text: str) -> dict[str, Any] | None:
+    """Front matter in exactly the layout codec.card_to_text writes (~20 µs); None means "use codec"."""
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            return None
+    meta: dict[str, Any] = {}
+    try:
+        for line in text[4:end].split("\n"):
+            if not line or line[0] in " \t-#":
+                return None
+            key, sep, val = line.partition(":")
+            if not key.isidentifier() or (val and val[0] != " "):
+                return None
+            if key in ("entities", "tags", "supersedes", "superseded_by"):
+                meta[key] = [str(x) for x in _flow_list(val) if x is not None]
+            elif key == "source":
+                meta["episodes"] = _source_episodes(val)
+            elif key in ("id", "kind", "title", "project", "created", "valid_from", "valid_to", "status", "subject",
+                         "field", "value"):
+                meta[key] = _plain(val)
+    except ValueError:
+        return None
+    if not all(isinstance(meta.get(k), str) and meta[k] for k in ("id", "kind", "title")):
+        return None
+    if not _SAFE_ID.match(meta["id"]) or (meta.get("status") or "active") not in _STATUSES:
+        return None
+    meta["body"] = text[end + 5 :].strip("\n")
+    return meta
+
+
+def _parse_card_slow(text: str, rel: str) -> dict[str, Any]:
+    from memvault import codec  # imports yaml: only for cards a person laid out differently
+
+    card = codec.parse_card(text, rel)
+    return {
+        "id": card.id, "kind": card.kind, "title": card.title, "project": card.project,
+        "entities": list(card.entities), "created": card.created, "valid_from": card.valid_from,
+        "valid_to": card.valid_to, "status": card.status, "episodes": list(card.episodes),
+        "supersedes": list(card.supersedes), "superseded_by": list(card.superseded_by), "tags": list(card.tags),
+        "body": card.body, "subject": card.subject, "field": card.field, "value": card.value,
+    }
+
+
+def _parse_entity(text: str, rel: str, slug: str) -> dict[str, Any]:
+    from memvault import codec
+
+    ent = codec.parse_entity(text, rel, slug)
+    return {"name": ent.name, "aliases": list(ent.aliases), "kind": ent.kind, "prose": ent.prose}
+
+
+def _parse_entity_fast(text: str, slug: str) -> dict[str, Any] | None:
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        return None
+    meta: dict[str, Any] = {}
+    try:
+        for line in text[4:end].split("\n"):
+            key, sep, val = line.partition(":")
+            if not line or line[0] in " \t-#" or not key.isidentifier():
+                return None
+            if key == "aliases":
+                meta["aliases"] = [str(x) for x in _flow_list(val) if x is not None]
+            elif key in ("name", "kind"):
+                meta[key] = _plain(val)
+    except ValueError:
+        return None
+    body = text[end + 5 :]
+    cut = body.find("<!-- memvault:begin -->")
+    return {"name": str(meta.get("name") or slug), "aliases": meta.get("aliases") or [], "kind": meta.get("kind"),
+            "prose": (body[:cut] if cut >= 0 else body).strip("\n")}
+
+
+# ---------------------------------------------------------------- the index
+
+
+class Index:
+    """An open index of one vault. Use as a context manager; `refresh()` brings it up to date."""
+
+    def __init__(self, root: Path, mode: str = "bigram", stat_all_below: int = 5000):
+        self.root = Path(root)
+        self.mode = mode
+        self.stat_all_below = stat_all_below
+        self.path = self.root / ".memvault" / FILE
+        self.db = self._connect()
+
+    # -- lifecycle
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in range(2):
+            try:
+                db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                row = None
+                with contextlib.suppress(sqlite3.OperationalError):
+                    row = dict(db.execute("SELECT k, v FROM meta WHERE k IN ('schema','tokens')").fetchall())
+                want = {"schema": str(SCHEMA), "tokens": f"{tokenize.VERSION}:{self.mode}"}
+                if row != want:
+                    if row:  # an index from another version or tokeniser: derived, so start over
+                        db.close()
+                        self._remove_files()
+                        db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+                        db.execute("PRAGMA journal_mode=WAL")
+                        db.execute("PRAGMA synchronous=NORMAL")
+                    db.executescript(_DDL)
+                    db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(want.items()))
+                return db
+            except sqlite3.DatabaseError:
+                # Trigger: the file is not a usable SQLite database (torn copy, disk trouble).
+                # Why: the index is derived. Outcome: delete it and build a new one, once.
+                if attempt:
+                    raise
+                self._remove_files()
+        raise AssertionError("unreachable")
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.path) + suffix)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def clear(self) -> None:
+        """Forget everything (the next refresh re-reads the whole vault)."""
+        self.db.close()
+        self._remove_files()
+        self.db = self._connect()
+
+    # -- meta
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", (key, value))
+
+    # -- refresh
+    def refresh(self, episodes: bool = False, full: bool = False,
+                on_progress: Callable[[str], None] | None = None) -> RefreshReport:
+        """Bring the index up to date with the files. `full` stats every card file even when no folder moved."""
+        report = RefreshReport()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self._refresh_cards(report, full)
+            self._refresh_entities(report)
+            if episodes:
+                self._refresh_episodes(report)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return report
+
+    def card_count(self) -> int:
+        return int(self.meta("n_cards", "0") or 0)
+
+    def _refresh_cards(self, report: RefreshReport, full: bool) -> None:
+        cards_dir = self.root / "cards"
+        stored = dict(self.db.execute("SELECT path, mtime_ns FROM dirs WHERE path LIKE 'cards/%'").fetchall())
+        current: dict[str, int] = {}
+        with contextlib.suppress(FileNotFoundError):
+            with os.scandir(cards_dir) as it:
+                for entry in it:
+                    if entry.is_dir() and not entry.name.startswith("."):
+                        current[f"cards/{entry.name}"] = entry.stat().st_mtime_ns
+        full = full or self.card_count() < self.stat_all_below
+        for rel in stored.keys() - current.keys():
+            self._drop_month(rel, report)
+            self.db.execute("DELETE FROM dirs WHERE path = ?", (rel,))
+        for rel, mtime in sorted(current.items()):
+            if full or stored.get(rel) != mtime:
+                self._sync_month(rel, report)
+                self.db.execute("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", (rel, mtime))
+
+    def _drop_month(self, rel: str, report: RefreshReport) -> None:
+        for (rowid,) in self.db.execute("SELECT rowid FROM cards WHERE month = ?", (rel,)).fetchall():
+            self._delete_card(rowid)
+            report.cards_removed += 1
+
+    def _sync_month(self, rel: str, report: RefreshReport) -> None:
+        known = {p: (rowid, m, s, h) for rowid, p, m, s, h in self.db.execute(
+            "SELECT rowid, path, mtime_ns, size, hash FROM cards WHERE month = ?", (rel,))}
+        seen = set()
+        with contextlib.suppress(FileNotFoundError):
+            with os.scandir(self.root / rel) as it:
+                for entry in it:
+                    if not entry.name.endswith(".md") or entry.name.startswith("."):
+                        continue
+                    path = f"{rel}/{entry.name}"
+                    seen.add(path)
+                    try:
+                        st = entry.stat()
+                    except FileNotFoundError:
+                        continue
+                    old = known.get(path)
+                    if old and old[1] == st.st_mtime_ns and old[2] == st.st_size:
+                        continue
+                    self.index_card_file(path, rel, report, old)
+        for path in known.keys() - seen:
+            self._delete_card(known[path][0])
+            report.cards_removed += 1
+
+    def index_card_file(self, path: str, month: str, report: RefreshReport, old=None) -> None:
+        """(Re)index one card file, given its path relative to the vault root."""
+        full_path = self.root / path
+        try:
+            raw = full_path.read_bytes()
+            st = os.stat(full_path)
+        except FileNotFoundError:
+            if old:
+                self._delete_card(old[0])
+                report.cards_removed += 1
+            return
+        digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+        if old and old[3] == digest:
+            self.db.execute("UPDATE cards SET mtime_ns = ?, size = ? WHERE rowid = ?",
+                            (st.st_mtime_ns, st.st_size, old[0]))
+            return
+        try:
+            text = raw.decode("utf-8")
+            meta = parse_card_fast(text) or _parse_card_slow(text, path)
+        except UnicodeDecodeError:
+            report.problems.append(f"{path}: not valid UTF-8")
+            meta = None
+        except Exception as exc:  # noqa: BLE001 - VaultFormatError or yaml trouble: skip this card only
+            reason = getattr(exc, "reason", None) or "cannot be read as a card"
+            report.problems.append(f"{path}: {reason}")
+            meta = None
+        if old:
+            self._delete_card(old[0])
+        if meta is None:
+            return
+        self._insert_card(path, month, st, digest, meta)
+        if old:
+            report.cards_updated += 1
+        else:
+            report.cards_added += 1
+
+    def _insert_card(self, path: str, month: str, st: os.stat_result, digest: str, meta: dict[str, Any]) -> None:
+        mode = self.mode
+        ents = meta.get("entities") or []
+        tags = meta.get("tags") or []
+        toks = {
+            "title": tokenize.tokens(meta["title"], mode),
+            # The entities field also carries the project and a state card's subject/field/value: words a
+            # question uses to name what a card is about.
+            "entities": tokenize.tokens(" ".join([*(e.replace("-", " ") for e in ents), *(
+                str(meta.get(k) or "").replace("_", " ").replace("-", " ")
+                for k in ("project", "subject", "field", "value"))]), mode),
+            "body": tokenize.tokens(meta.get("body") or "", mode),
+            "tags": tokenize.tokens(" ".join(tags), mode),
+        }
+        cur = self.db.execute(
+            "INSERT INTO cards(id, path, month, mtime_ns, size, hash, kind, project, status, created, valid_from,"
+            " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
+            " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (meta["id"], path, month, st.st_mtime_ns, st.st_size, digest, meta["kind"], meta.get("project"),
+             meta.get("status") or "active", meta.get("created") or "", meta.get("valid_from"),
+             meta.get("valid_to"), meta["title"], meta.get("body") or "", json.dumps(ents, ensure_ascii=False),
+             json.dumps(tags, ensure_ascii=False), json.dumps(meta.get("episodes") or []),
+             json.dumps(meta.get("supersedes") or []), json.dumps(meta.get("superseded_by") or []),
+             *(len(toks[f]) for f in CARD_FIELDS)),
+        )
+        rowid = cur.lastrowid
+        self.db.execute("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)",
+                        (rowid, *(" ".join(toks[f]) for f in CARD_FIELDS)))
+        if ents:
+            self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)",
+                                [(rowid, e) for e in dict.fromkeys(ents)])
+            for e in dict.fromkeys(ents):
+                self._add_keys(e, [e.replace("-", " ")])
+        self._bump(1, [len(toks[f]) for f in CARD_FIELDS])
+
+    def _add_keys(self, slug: str, names: Iterable[str]) -> None:
+        """Names and aliases of an entity as token keys, so a query naming it finds it without a scan."""
+        rows = []
+        for name in names:
+            toks = tokenize.tokens(str(name), self.mode)
+            if toks:
+                rows.append((" ".join(dict.fromkeys(toks)), slug, toks[0]))
+        self.db.executemany("INSERT OR IGNORE INTO entity_keys(key, slug, first) VALUES (?,?,?)", rows)
+
+    def _delete_card(self, rowid: int) -> None:
+        row = self.db.execute("SELECT len_title, len_entities, len_body, len_tags FROM cards WHERE rowid = ?",
+                              (rowid,)).fetchone()
+        if row is None:
+            return
+        self.db.execute("DELETE FROM cards WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM cfts WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM card_entities WHERE card = ?", (rowid,))
+        self._bump(-1, [-x for x in row])
+
+    def _bump(self, n: int, lens: list[int]) -> None:
+        totals = self._totals()
+        totals[0] += n
+        for i, x in enumerate(lens):
+            totals[i + 1] += x
+        self._totals_cache = totals
+        self.set_meta("n_cards", str(totals[0]))
+        self.set_meta("card_lens", json.dumps(totals[1:]))
+
+    def _totals(self) -> list[int]:
+        cached = getattr(self, "_totals_cache", None)
+        if cached is not None:
+            return cached
+        lens = json.loads(self.meta("card_lens", "[0,0,0,0]") or "[0,0,0,0]")
+        self._totals_cache = [int(self.meta("n_cards", "0") or 0), *lens]
+        return self._totals_cache
+
+    def _refresh_entities(self, report: RefreshReport) -> None:
+        folder = self.root / "entities"
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except FileNotFoundError:
+            mtime = 0
+        known = {s: (m, z) for s, m, z in self.db.execute("SELECT slug, mtime_ns, size FROM entities")}
+        seen = set()
+        if mtime:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if not entry.name.endswith(".md") or entry.name.startswith("."):
+                        continue
+                    slug = entry.name[:-3]
+                    seen.add(slug)
+                    st = entry.stat()
+                    if known.get(slug) == (st.st_mtime_ns, st.st_size):
+                        continue
+                    rel = f"entities/{entry.name}"
+                    try:
+                        text = Path(entry.path).read_text(encoding="utf-8")
+                        data = _parse_entity_fast(text, slug) or _parse_entity(text, rel, slug)
+                    except Exception as exc:  # noqa: BLE001 - a damaged page is skipped, never fatal
+                        report.problems.append(f"{rel}: {getattr(exc, 'reason', None) or 'cannot be read'}")
+                        continue
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO entities(slug, name, aliases, kind, prose, mtime_ns, size)"
+                        " VALUES (?,?,?,?,?,?,?)",
+                        (slug, data["name"], json.dumps(data["aliases"], ensure_ascii=False), data["kind"],
+                         data["prose"], st.st_mtime_ns, st.st_size))
+                    # Cards name an entity by its slug or by its page's name (雾港 lives in wugang.md).
+                    for target in dict.fromkeys([slug, str(data["name"])]):
+                        self._add_keys(target, [slug, data["name"], *data["aliases"]])
+                    report.entities += 1
+        for slug in known.keys() - seen:
+            self.db.execute("DELETE FROM entities WHERE slug = ?", (slug,))
+            report.entities += 1
+
+    def _refresh_episodes(self, report: RefreshReport) -> None:
+        base = self.root / "episodes"
+        files: dict[str, os.stat_result] = {}
+        with contextlib.suppress(FileNotFoundError):
+            for year in sorted(os.listdir(base)):
+                if not (len(year) == 4 and year.isdigit()):
+                    continue
+                for month in sorted(os.listdir(base / year)):
+                    folder = base / year / month
+                    if not (len(month) == 2 and month.isdigit()) or not folder.is_dir():
+                        continue
+                    for name in os.listdir(folder):
+                        if name.endswith(".jsonl"):
+                            files[f"episodes/{year}/{month}/{name}"] = os.stat(folder / name)
+        known = {p: (s, m, c) for p, s, m, c in self.db.execute("SELECT path, size, mtime_ns, clean FROM efiles")}
+        for rel in known.keys() - files.keys():
+            self._drop_episode_file(rel)
+            self.db.execute("DELETE FROM efiles WHERE path = ?", (rel,))
+        for rel, st in sorted(files.items()):
+            old = known.get(rel)
+            if old and old[0] == st.st_size and old[1] == st.st_mtime_ns:
+                continue
+            # Day files only grow: read from the old end when the file grew after a clean last line.
+            start = old[0] if old and st.st_size > old[0] and old[2] else 0
+            if not start:
+                self._drop_episode_file(rel)
+            with open(self.root / rel, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+            clean = data.endswith(b"\n") or (not data and bool(start))
+            lines = data.split(b"\n")
+            if not clean:
+                # A torn tail (capture was mid-write): index up to the last full line only.
+                tail = lines.pop()
+                size = st.st_size - len(tail)
+                clean = True
+            else:
+                size = st.st_size
+            for raw in lines:
+                if raw.strip():
+                    self._index_episode_line(raw, rel, report)
+            self.db.execute("INSERT OR REPLACE INTO efiles(path, size, mtime_ns, clean) VALUES (?,?,?,?)",
+                            (rel, size, st.st_mtime_ns if size == st.st_size else 0, int(clean)))
+
+    def _index_episode_line(self, raw: bytes, rel: str, report: RefreshReport) -> None:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            return  # doctor reports bad lines; search indexes the good ones
+        if not isinstance(rec, dict):
+            return
+        if rec.get("type") == "revoke":
+            ids = rec.get("ids") or []
+            self.db.executemany("INSERT OR IGNORE INTO revoked(id, file) VALUES (?, ?)",
+                                [(str(i), rel) for i in ids if isinstance(i, str)])
+            return
+        if rec.get("type", "episode") != "episode" or not isinstance(rec.get("id"), str):
+            return
+        if self.db.execute("SELECT 1 FROM episodes WHERE id = ?", (rec["id"],)).fetchone():
+            return  # a union merge doubled the line
+        user, assistant = str(rec.get("user") or ""), str(rec.get("assistant") or "")
+        source = rec.get("source") or {}
+        refs = source.get("refs") or ([source.get("ref")] if source.get("ref") else [])
+        tu, ta = tokenize.tokens(user, self.mode), tokenize.tokens(assistant, self.mode)
+        cur = self.db.execute(
+            "INSERT INTO episodes(id, file, at, project, session, turn, refs, user, assistant, len_user,"
+            " len_assistant) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (rec["id"], rel, str(rec.get("at") or ""), str(rec.get("project") or ""),
+             str(rec.get("session") or ""), int(rec.get("turn") or 0), json.dumps([str(r) for r in refs]),
+             user, assistant, len(tu), len(ta)))
+        self.db.execute("INSERT INTO efts(rowid, user, assistant) VALUES (?,?,?)",
+                        (cur.lastrowid, " ".join(tu), " ".join(ta)))
+        report.episodes_added += 1
+
+    def _drop_episode_file(self, rel: str) -> None:
+        rows = self.db.execute("SELECT rowid FROM episodes WHERE file = ?", (rel,)).fetchall()
+        self.db.executemany("DELETE FROM efts WHERE rowid = ?", rows)
+        self.db.execute("DELETE FROM episodes WHERE file = ?", (rel,))
+        self.db.execute("DELETE FROM revoked WHERE file = ?", (rel,))
+
+    # -- freshness of single hits
+    def verify_cards(self, rowids: list[int]) -> bool:
+        """Stat the files of these hits; re-index any that changed. True when all were current."""
+        stale = []
+        for rowid, path, month, m, s, h in self.db.execute(
+            f"SELECT rowid, path, month, mtime_ns, size, hash FROM cards WHERE rowid IN ({_marks(rowids)})",
+            rowids,
+        ):
+            try:
+                st = os.stat(self.root / path)
+            except FileNotFoundError:
+                stale.append((path, month, (rowid, m, s, h)))
+                continue
+            if (st.st_mtime_ns, st.st_size) != (m, s):
+                stale.append((path, month, (rowid, m, s, h)))
+        if not stale:
+            return True
+        report = RefreshReport()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for path, month, old in stale:
+                self.index_card_file(path, month, report, old)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return report.changed == 0
+
+    # -- reads used by search
+    def card_stats(self) -> tuple[int, dict[str, float]]:
+        n, *lens = self._totals()
+        return n, {f: (lens[i] / n if n else 0.0) for i, f in enumerate(CARD_FIELDS)}
+
+    def episode_stats(self) -> tuple[int, dict[str, float]]:
+        n, su, sa = self.db.execute(
+            "SELECT count(*), coalesce(sum(len_user),0), coalesce(sum(len_assistant),0) FROM episodes").fetchone()
+        return n, {"user": su / n if n else 0.0, "assistant": sa / n if n else 0.0}
+
+    def doc_freq(self, terms: Iterable[str], episodes: bool = False) -> dict[str, int]:
+        terms = list(dict.fromkeys(terms))
+        if not terms:
+            return {}
+        table = "evocab" if episodes else "cvocab"
+        out = {}
+        for t in terms:  # one indexed lookup per term: fts5vocab only uses the index for term = ?
+            row = self.db.execute(f"SELECT doc FROM {table} WHERE term = ?", (t,)).fetchone()
+            if row:
+                out[t] = int(row[0])
+        return out
+
+
+def _marks(items: Iterable[Any]) -> str:
+    return ",".join("?" for _ in items) or "NULL"
+
+
+def fts_match(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression OR-ing already tokenised terms (letters, digits and CJK only)."""
+    return " OR ".join(f'"{t}"' for t in dict.fromkeys(terms) if t and '"' not in t)

@@ -1,0 +1,123 @@
+"""Text -> search tokens. Pure: standard library only; jieba is imported lazily and only in "jieba" mode.
+
+Every token is NFKC-normalised and casefolded. Latin words get a light English normalisation (plural and
+-ed/-ing endings folded, so "decided", "decides" and "decide" meet). CJK runs become overlapping character
+bigrams by default: measured on eval/ they match as well as jieba words (see eval/REPORT.md) at a tenth of the
+indexing cost and with no 0.7 s dictionary load in every process.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+VERSION = 2  # bump when the tokens an index holds would change
+MODES = ("bigram", "unibigram", "jieba")
+
+_WORD = re.compile(r"[^\W_]+")
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+
+# Words that carry no topic. Query-side only matters for relevance; dropping them at index time too keeps
+# postings small.
+STOPWORDS = frozenset(
+    """a an the and or but of to in on at by for with from into onto as is are was were be been being am do does
+    did doing done have has had having i me my mine we us our ours you your yours he him his she her hers it its
+    they them their theirs this that these those there here what which who whom whose when where why how
+    about above after again against all any both each few more most other some such no nor not only own same
+    so than too very can could will would shall should may might must just also then now ever s t d ll m re ve
+    y let lets let's ok okay please tell say said know think thought want like get got go going one ones
+    any anything something thing things way yes really actually use using used happen happened anywhere
+    try tried still much many need make made does""".split()
+)
+
+# Chinese function characters: a CJK query bigram made only of these is not a topic.
+CJK_FUNCTION_CHARS = frozenset("的了是在和与或及我你他她它们这那个些吗呢吧啊呀么什怎样如何为哪谁把被就都也还又很太有没不要会能可以到对从给让用过着地得之其")
+
+
+def normalize(text: str) -> str:
+    """NFKC + casefold: full-width letters, ligatures and case all meet their plain form."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def stem(word: str) -> str:
+    """Light English normalisation (a trimmed Porter step 1): fold plurals, -ed, -ing and a final -e."""
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            if len(base) >= 3 and any(v in base for v in "aeiouy"):
+                word = base
+                if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                    word = word[:-1]
+            break
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def _cjk_tokens(run: str, mode: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    if mode == "jieba":
+        return [w for w in _jieba().cut_for_search(run) if w.strip()]
+    bigrams = [run[i : i + 2] for i in range(len(run) - 1)]
+    if mode == "unibigram":
+        return list(run) + bigrams
+    return bigrams
+
+
+def tokens(text: str, mode: str = "bigram", stop: bool = True) -> list[str]:
+    """Index tokens of `text`, in order. Stopwords are dropped unless `stop` is False."""
+    out: list[str] = []
+    for word in _WORD.findall(normalize(text)):
+        if word.isascii():
+            if not stop or word not in STOPWORDS:
+                out.append(stem(word))
+            continue
+        if not _HAS_CJK.search(word):
+            if not stop or word not in STOPWORDS:
+                out.append(word)
+            continue
+        pos = 0
+        for m in _CJK_RUN.finditer(word):
+            if m.start() > pos:
+                out.append(stem(word[pos : m.start()]))
+            out.extend(_cjk_tokens(m.group(), mode))
+            pos = m.end()
+        if pos < len(word):
+            out.append(stem(word[pos:]))
+    return out
+
+
+def cjk_runs(text: str) -> list[str]:
+    """The CJK runs of a normalised text (query analysis uses them to tell known from unknown content)."""
+    return _CJK_RUN.findall(normalize(text))
+
+
+def is_function_bigram(token: str) -> bool:
+    return all(c in CJK_FUNCTION_CHARS for c in token)
+
+
+_JIEBA = None
+
+
+def _jieba():
+    """jieba costs ~0.7 s to load its dictionary, so it is loaded only when the jieba mode is asked for."""
+    global _JIEBA
+    if _JIEBA is None:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        _JIEBA = jieba
+    return _JIEBA

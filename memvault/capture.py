@@ -294,9 +294,20 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
             if stored and stored[0] == ep.hash and (first_changed is None or ep.turn < first_changed):
                 result.already += 1
                 continue
-            if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked):
+            if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked and first_changed is None):
                 result.already += 1
                 continue
+            if ep.id in index.ids:
+                # Trigger: the same turn comes back after its id was revoked (history edit, or an edit undone).
+                # Why: a revoke is by id, so reusing the id would hide the new line too. Outcome: the next free
+                # id of a deterministic sequence, so two machines replaying the same edit still agree.
+                n = 1
+                while True:
+                    alt = _episode_id(ep.at, ep.session, ep.turn, f"{ep.hash}#{n}")
+                    if alt not in index.ids and alt not in seen_now:
+                        break
+                    n += 1
+                ep = Episode(**{**ep.__dict__, "id": alt})
             seen_now.add(ep.id)
             new.append(ep)
             result.redactions.update(p.findings)

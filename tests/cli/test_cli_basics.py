@@ -1,0 +1,157 @@
+"""init / capture / stats / doctor / redact through the CLI, and vault resolution."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from memvault.cli import app
+from memvault.config import DEFAULTS
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+
+
+def test_init_creates_vault_from_template(tmp_path):
+    runner = CliRunner()
+    target = tmp_path / "v"
+    res = runner.invoke(app, ["init", str(target)])
+    assert res.exit_code == 0, res.stderr
+    for name in ("memvault.yaml", ".gitignore", ".gitattributes", "FORMAT.md"):
+        assert (target / name).is_file()
+    assert yaml.safe_load((target / "memvault.yaml").read_text())["schema"] == 1
+    again = runner.invoke(app, ["init", str(target)])
+    assert again.exit_code == 2 and "already a vault" in again.stderr
+
+
+def test_init_git_makes_a_first_commit(tmp_path):
+    target = tmp_path / "g"
+    res = CliRunner().invoke(app, ["init", str(target), "--git"])
+    assert res.exit_code == 0, res.stderr
+    log = subprocess.run(["git", "log", "--oneline"], cwd=target, capture_output=True, text=True, check=True)
+    assert len(log.stdout.splitlines()) == 1
+    tracked = subprocess.run(["git", "ls-files"], cwd=target, capture_output=True, text=True).stdout
+    assert "memvault.yaml" in tracked and ".gitattributes" in tracked
+
+
+def test_template_lists_every_default_setting():
+    template = yaml.safe_load((ROOT / "vault-template" / "memvault.yaml").read_text())
+    assert template == DEFAULTS
+
+
+def test_missing_vault_is_exit_3_with_a_hint(tmp_path):
+    res = CliRunner().invoke(app, ["--vault", str(tmp_path / "nope"), "stats"])
+    assert res.exit_code == 3
+    assert "memvault init" in res.stderr
+
+
+def test_vault_resolution_order(tmp_path, monkeypatch):
+    runner = CliRunner()
+    a, b, home = tmp_path / "a", tmp_path / "b", tmp_path / "home"
+    for p in (a, b):
+        assert runner.invoke(app, ["init", str(p)]).exit_code == 0
+    assert runner.invoke(app, ["init", str(home / "memvault")]).exit_code == 0
+    monkeypatch.setenv("HOME", str(home))
+    nested = b / "cards" / "deep"
+    nested.mkdir(parents=True)
+    monkeypatch.chdir(nested)
+
+    def where(*args, env=None):
+        res = runner.invoke(app, [*args, "stats", "--json"], env=env)
+        assert res.exit_code == 0, res.stderr
+        return json.loads(res.stdout)["vault"]
+
+    assert where("--vault", str(a), env={"MEMVAULT_DIR": str(b)}) == str(a.resolve())
+    assert where(env={"MEMVAULT_DIR": str(a)}) == str(a.resolve())
+    assert where() == str(b.resolve())  # nearest memvault.yaml upwards
+    monkeypatch.chdir(tmp_path)
+    assert where() == str((home / "memvault").resolve())
+
+
+def test_capture_summary_and_json(run):
+    sample = (DATA / "formats" / "jsonl-en.jsonl").read_bytes()
+    res = run("capture", input=sample)
+    assert res.stdout.startswith("3 new, 0 already stored, 0 skipped")
+    again = run.json("capture", input=sample)
+    assert again["new"] == 0 and again["already_stored"] == 3 and again["skipped"] == 0
+
+
+def test_capture_files_and_format_option(run):
+    files = [str(DATA / "formats" / "text-zh.txt"), str(DATA / "formats" / "text-en.txt")]
+    out = run.json("capture", *files, "--format", "text")
+    assert out["new"] == 6 and set(out["formats"].values()) == {"text"}
+    bad = run("capture", "--format", "yaml", input=b"User: hi there friend\nAssistant: hello\n", code=2)
+    assert "unknown format" in bad.stderr
+
+
+def test_capture_unreadable_file_is_usage_error(run, tmp_path):
+    res = run("capture", str(tmp_path / "missing.jsonl"), code=2)
+    assert "missing.jsonl" in res.stderr
+
+
+def test_stats_counts_and_never_shows_key(run):
+    run("capture", str(DATA / "formats" / "claude-code-en.jsonl"))
+    secret = "sk-test-ShouldNeverAppear0123456789"
+    data = run.json("stats", env={"MEMVAULT_LLM_API_KEY": secret})
+    assert data["episodes"] == 4 and data["episodes_by_project"]
+    assert data["llm"]["api_key"] == "env MEMVAULT_LLM_API_KEY (set)"
+    human = run("stats", env={"MEMVAULT_LLM_API_KEY": secret})
+    assert secret not in human.stdout + json.dumps(data)
+
+
+def test_doctor_reports_path_and_line(run, vault):
+    assert run.json("doctor")["ok"] is True
+    run("capture", str(DATA / "formats" / "jsonl-en.jsonl"))
+    (day,) = list((vault / "episodes").rglob("*.jsonl"))
+    with open(day, "a", encoding="utf-8") as fh:
+        fh.write('{"not": "closed"\n')
+    card = vault / "cards" / "2026-11" / "c-20261101-0001.md"
+    card.parent.mkdir(parents=True)
+    card.write_text("---\nid: c-20261101-0001\nkind: fact\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    res = run("doctor", code=3)
+    lines = res.stdout.splitlines()
+    assert f"{day.relative_to(vault).as_posix()}:4: invalid JSON" in "\n".join(lines)
+    assert any(line.startswith("cards/2026-11/c-20261101-0001.md:") for line in lines)
+
+
+def test_redact_filter_check_and_json(tmp_path):
+    runner = CliRunner()
+    text = "deploy with token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + " today\nnothing here\n"
+    out = runner.invoke(app, ["--vault", str(tmp_path / "none"), "redact"], input=text)
+    assert out.exit_code == 0 and "ghp_" not in out.stdout and "[REDACTED:" in out.stdout
+    assert out.stdout.endswith("nothing here\n")
+    check = runner.invoke(app, ["redact", "--check"], input=text)
+    assert check.exit_code == 1 and check.stdout == ""
+    clean = runner.invoke(app, ["redact", "--check"], input="just prose, 只是普通的文字\n")
+    assert clean.exit_code == 0
+    findings = json.loads(runner.invoke(app, ["redact", "--json"], input=text).stdout)
+    assert findings["findings"][0]["line"] == 1 and "ghp_" not in json.dumps(findings)
+
+
+def test_every_command_has_help_and_is_in_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        assert command.help and len(command.help) > 20, name
+        assert f"memvault {name}" in readme, f"README does not mention `memvault {name}`"
+
+
+def test_help_and_capture_import_neither_jieba_nor_httpx(tmp_path, vault):
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['memvault'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "sys.stderr.write('LOADED ' + ' '.join(m for m in ('jieba', 'httpx') if m in sys.modules) + '\\n')\n"
+    )
+    for args, stdin in ((["--help"], b""), (["--vault", str(vault), "capture"], (DATA / "formats" / "jsonl-en.jsonl").read_bytes())):
+        done = subprocess.run([sys.executable, "-c", probe, *args], input=stdin, capture_output=True, cwd=tmp_path)
+        last = done.stderr.decode().strip().splitlines()[-1]
+        assert last == "LOADED", (args, done.stderr.decode())

@@ -37,9 +37,9 @@ def main() -> None:
         sh("init", str(vault), "--git")
         logs = sorted(p for p in HERE.iterdir() if p.suffix in (".jsonl", ".json", ".txt"))
         for log in logs:
-            sh("capture", str(log))
+            sh("capture", "--project", "tidepool", str(log))
         print("\n# the same logs again: nothing new is stored")
-        sh("capture", *map(str, logs))
+        sh("capture", "--project", "tidepool", *map(str, logs))
         sh("stats")
         if has_command("search"):
             sh("search", "--episodes", "postgres")

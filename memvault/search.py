@@ -469,7 +469,7 @@ def _follow_chains(idx: Index, scored: dict, rows: dict, intent: str, where: str
     """Supersede chains carry relevance along: a history question about "before we moved to X" finds the card
     X superseded even when that card never names X; a "now" question that matched an old card finds the card
     that replaced it. The carried score is the source's (the status rule then orders the pair)."""
-    todo = list(scored)
+    todo = [rowid for rowid, (_s, matched, why) in scored.items() if matched]  # not from hop-only hits
     seen = set()
     while todo:
         rowid = todo.pop()
@@ -491,7 +491,7 @@ def _follow_chains(idx: Index, scored: dict, rows: dict, intent: str, where: str
                 (*links, *args)).fetchall():
             prev = scored.get(other)
             if prev is None or prev[0] < score:
-                note = f"{'superseded by' if intent == 'history' else 'replaces'} {row['id']}, a match"
+                note = f"{'earlier version of' if intent == 'history' else 'replaces'} {row['id']}, which matched"
                 scored[other] = (score, prev[1] if prev else [], [*(prev[2] if prev else []), note])
                 todo.append(other)
                 seen.discard(other)

@@ -1,0 +1,83 @@
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "services"))
+
+from search_helpers import card, entity_page, write  # noqa: E402
+
+
+def seed(vault):
+    entity_page(vault, "postgres", "postgres", ["postgresql", "pg"])
+    write(vault,
+          card("c-20250101-aaaa", "Use SQLite for the shop database", "One file.", project="shop",
+               entities=("sqlite",), status="superseded", superseded_by=("c-20250601-bbbb",),
+               source={"kind": "distill", "episodes": ["ep-1"]}),
+          card("c-20250601-bbbb", "Move the shop database to Postgres", "Concurrent writes.", project="shop",
+               entities=("postgres",), supersedes=("c-20250101-aaaa",)))
+
+
+def test_search_json_shape(vault, run):
+    seed(vault)
+    data = run.json("search", "shop", "database")
+    assert set(data) == {"query", "intent", "terms", "count", "hits"}
+    assert data["query"] == "shop database" and data["intent"] == "current" and data["count"] == 2
+    first = data["hits"][0]
+    assert first["id"] == "c-20250601-bbbb"
+    assert set(first) == {"id", "kind", "title", "project", "status", "score", "snippet", "why", "sources",
+                          "refs", "created", "session", "path"}
+    assert first["path"] == "cards/2025-06/c-20250601-bbbb.md"
+    assert data["hits"][1]["sources"] == ["ep-1"]
+
+
+def test_search_no_match_exits_1_and_text_output(vault, run):
+    seed(vault)
+    run("search", "kubernetes", code=1)
+    out = run("search", "database", "--limit", "1").stdout
+    assert "c-20250601-bbbb" in out and "why: matched:" in out
+    run("search", "database", "--limit", "0", code=2)
+
+
+def test_show_card_and_entity(vault, run):
+    seed(vault)
+    data = run.json("show", "c-20250101-aaaa")
+    assert data["type"] == "card" and data["sources"] == ["ep-1"]
+    assert [c["id"] for c in data["chain"]] == ["c-20250101-aaaa", "c-20250601-bbbb"]
+    ent = run.json("show", "pg")
+    assert ent["type"] == "entity" and ent["id"] == "postgres"
+    assert [c["id"] for c in ent["cards"]] == ["c-20250601-bbbb"]
+    run("show", "nothing-here", code=1)
+
+
+def test_timeline_orders_oldest_first_and_filters(vault, run):
+    seed(vault)
+    data = run.json("timeline")
+    assert [e["id"] for e in data["entries"]] == ["c-20250101-aaaa", "c-20250601-bbbb"]
+    assert data["entries"][0]["superseded_by"] == ["c-20250601-bbbb"]
+    assert [e["id"] for e in run.json("timeline", "postgres")["entries"]] == ["c-20250601-bbbb"]
+    assert [e["id"] for e in run.json("timeline", "--since", "2025-03-01")["entries"]] == ["c-20250601-bbbb"]
+    assert [e["id"] for e in run.json("timeline", "--limit", "1")["entries"]] == ["c-20250601-bbbb"]
+
+
+def test_graph_json_and_deterministic_html(vault, run):
+    seed(vault)
+    write(vault, card("c-20250701-cccc", "Tune postgres autovacuum", "x", entities=("postgres",)))
+    data = run.json("graph", "c-20250601-bbbb")
+    assert data["center"]["id"] == "c-20250601-bbbb"
+    assert [n["id"] for n in data["neighbours"]] == ["c-20250701-cccc"]
+    assert data["neighbours"][0]["via"] == ["postgres"]
+    run("graph", "--html")
+    first = (vault / "graph.html").read_bytes()
+    run("reindex")
+    run("graph", "--html")
+    assert (vault / "graph.html").read_bytes() == first
+    assert b"c-20250701-cccc" in first
+
+
+def test_reindex_json(vault, run):
+    seed(vault)
+    data = run.json("reindex")
+    # pages are written first (sqlite gets a new page), then indexed
+    assert data["cards"] == 2 and data["entities"] == 2 and data["episodes"] == 0
+    assert "[[c-20250101-aaaa]]" in (vault / "entities" / "sqlite.md").read_text(encoding="utf-8")
+    assert run.json("reindex")["pages"] == "written (0 changed)"

@@ -1,0 +1,127 @@
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from memvault import search
+from memvault.errors import NoMatch
+from memvault.index import Index, parse_card_fast
+from memvault import codec
+
+from search_helpers import card, write
+
+
+def ids(root, query, **kw):
+    try:
+        return [h.id for h in search.run_search(root, query, search.options_from({}, **kw)).hits]
+    except NoMatch:
+        return []
+
+
+def test_fast_parser_agrees_with_codec():
+    c = card("c-20250101-abcd", "Use 'quotes': and colons", "正文 body", entities=("postgres", "林晚"),
+             tags=("x",), source={"kind": "distill", "run": "r-1", "episodes": ["ep-1", "ep-2"]},
+             superseded_by=("c-20250202-abcd",), status="superseded")
+    text = codec.card_to_text(c)
+    fast = parse_card_fast(text)
+    slow = codec.parse_card(text, "x.md")
+    if fast is not None:  # quoted titles may fall back; when the fast path answers it must agree
+        assert fast["title"] == slow.title and fast["entities"] == list(slow.entities)
+    plain = codec.card_to_text(card("c-20250101-abce", "Plain title", "b", entities=("a",),
+                                    source={"kind": "distill", "episodes": ["ep-9"]}))
+    meta = parse_card_fast(plain)
+    assert meta["episodes"] == ["ep-9"] and meta["entities"] == ["a"] and meta["body"] == "b"
+    assert parse_card_fast("---\nid: x\nkind: fact\ntitle: |\n  block\n---\n") is None
+
+
+def test_hand_edit_delete_and_add_are_seen(vault):
+    write(vault, card("c-20250101-0001", "Cache with redis", "Redis for sessions."),
+          card("c-20250102-0002", "Queue with celery", "Celery workers."))
+    assert ids(vault, "redis") == ["c-20250101-0001"]
+    # edit by hand, in place (same folder mtime)
+    path = next((vault / "cards").glob("*/c-20250101-0001.md"))
+    text = path.read_text(encoding="utf-8").replace("Redis for sessions.", "Memcached for sessions.")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    assert ids(vault, "memcached") == ["c-20250101-0001"]
+    # delete
+    (vault / "cards" / "2025-01" / "c-20250102-0002.md").unlink()
+    assert ids(vault, "celery") == []
+    # add
+    write(vault, card("c-20250301-0003", "Celery came back", "Celery again."))
+    assert ids(vault, "celery") == ["c-20250301-0003"]
+
+
+def test_in_place_edit_of_a_hit_is_caught_in_a_large_vault(vault):
+    write(vault, card("c-20250101-0001", "Cache with redis", "Redis for sessions."))
+    assert ids(vault, "redis", stat_all_below=0) == ["c-20250101-0001"]
+    path = next((vault / "cards").glob("*/c-20250101-0001.md"))
+    folder_mtime = os.stat(path.parent).st_mtime_ns
+    with open(path, "w", encoding="utf-8") as fh:  # retracted by hand, in place
+        fh.write(codec.card_to_text(
+            card("c-20250101-0001", "Cache with redis", "Redis for sessions.", status="retracted")))
+    os.utime(path.parent, ns=(folder_mtime, folder_mtime))
+    assert ids(vault, "redis", stat_all_below=0) == []
+
+
+def test_cards_arriving_by_git_pull(vault, tmp_path):
+    git = lambda *a, cwd=vault: subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)
+    git("init", "-q", "-b", "main")
+    (vault / ".gitignore").write_text(".memvault/\n")
+    write(vault, card("c-20250101-0001", "Cache with redis", "Redis."))
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    assert ids(vault, "redis") == ["c-20250101-0001"]
+    other = tmp_path / "other"
+    git("clone", "-q", str(vault), str(other), cwd=tmp_path)
+    write(other, card("c-20250102-0002", "Search with meilisearch", "Meili."))
+    (other / "cards" / "2025-01" / "c-20250101-0001.md").unlink()
+    git("add", "-A", cwd=other)
+    git("commit", "-qm", "two", cwd=other)
+    git("pull", "-q", str(other), "main")
+    assert ids(vault, "meilisearch") == ["c-20250102-0002"]
+    assert ids(vault, "redis") == []
+
+
+def test_deleting_or_damaging_the_index_is_safe(vault):
+    write(vault, card("c-20250101-0001", "Cache with redis", "Redis."))
+    assert ids(vault, "redis") == ["c-20250101-0001"]
+    shutil.rmtree(vault / ".memvault")
+    assert ids(vault, "redis") == ["c-20250101-0001"]
+    (vault / ".memvault" / "search.sqlite").write_bytes(b"not a database at all" * 100)
+    for suffix in ("-wal", "-shm"):
+        (vault / ".memvault" / f"search.sqlite{suffix}").unlink(missing_ok=True)
+    assert ids(vault, "redis") == ["c-20250101-0001"]
+
+
+def test_broken_card_is_skipped_and_reported(vault):
+    write(vault, card("c-20250101-0001", "Cache with redis", "Redis."))
+    bad = vault / "cards" / "2025-01" / "c-20250101-0009.md"
+    bad.write_text("---\nid: [broken\n---\nredis secret text\n", encoding="utf-8")
+    with Index(vault) as idx:
+        report = idx.refresh()
+    assert ids(vault, "redis") == ["c-20250101-0001"]
+    assert any("c-20250101-0009.md" in p for p in report.problems)
+    assert not any("secret" in p for p in report.problems)
+
+
+def test_episode_day_files_are_indexed_incrementally(vault):
+    import json
+
+    day = vault / "episodes" / "2025" / "03" / "2025-03-01.jsonl"
+    day.parent.mkdir(parents=True)
+
+    def line(i, text):
+        return json.dumps({"v": 1, "id": f"ep-2025030{i}T000000Z-00000{i}", "at": "2025-03-01T00:00:00Z",
+                           "project": "p", "session": "s", "turn": i, "user": text, "assistant": "ok",
+                           "source": {"ref": f"m{i}"}, "hash": f"h{i}"}) + "\n"
+
+    day.write_text(line(1, "tuning the zfs arc size"), encoding="utf-8")
+    with Index(vault) as idx:
+        assert idx.refresh(episodes=True).episodes_added == 1
+        with open(day, "a", encoding="utf-8") as fh:
+            fh.write(line(2, "zfs scrub schedule"))
+        assert idx.refresh(episodes=True).episodes_added == 1  # only the new line was read
+        assert idx.refresh(episodes=True).episodes_added == 0
+    assert len(ids(vault, "zfs", episodes=True)) == 2

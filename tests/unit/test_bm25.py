@@ -1,0 +1,50 @@
+import math
+
+from memvault import bm25
+
+W = {"title": 3.0, "body": 1.0}
+
+
+def test_idf_falls_with_document_frequency_and_unknown_is_max():
+    assert bm25.idf(1, 100) > bm25.idf(10, 100) > bm25.idf(90, 100) > 0
+    assert math.isclose(bm25.max_idf(100), bm25.idf(0, 100))
+
+
+def test_title_weight_ranks_title_match_first():
+    docs = {
+        "a": {"title": ["postgr"], "body": ["notes", "about", "thing"]},
+        "b": {"title": ["other"], "body": ["postgr", "notes", "thing"]},
+        "c": {"title": ["none"], "body": ["unrelated"]},
+    }
+    ranked = bm25.rank(["postgr"], docs, W)
+    assert [d for d, _ in ranked] == ["a", "b"]
+
+
+def test_chinese_bigram_documents_rank_by_matches():
+    docs = {
+        "zh1": {"title": ["数据", "据库"], "body": ["迁移"]},
+        "zh2": {"title": ["照片"], "body": ["数据"]},
+    }
+    ranked = bm25.rank(["数据", "据库"], docs, W)
+    assert ranked[0][0] == "zh1"
+    assert ranked[0][1].matched == ("数据", "据库")
+    assert ranked[1][1].matched == ("数据",)
+
+
+def test_coverage_counts_unknown_terms_and_extra_mass():
+    stats = bm25.Stats(n_docs=10, avg_len={"title": 2, "body": 5}, df={"cache": 2})
+    doc = {"title": ["cache"], "body": []}
+    full = bm25.score(["cache"], doc, stats, W)
+    assert full.coverage == 1.0
+    half = bm25.score(["cache", "kubernet"], doc, stats, W)
+    assert 0 < half.coverage < 0.5  # the unknown word weighs more than the known one
+    extra = bm25.score(["cache"], doc, stats, W, extra_mass=bm25.max_idf(10))
+    assert extra.coverage < 0.5
+    assert full.score == extra.score
+
+
+def test_term_frequency_saturates():
+    stats = bm25.Stats(n_docs=10, avg_len={"body": 4}, df={"x": 1})
+    one = bm25.score(["x"], {"body": ["x", "a", "b", "c"]}, stats, {"body": 1.0}).score
+    many = bm25.score(["x"], {"body": ["x"] * 4}, stats, {"body": 1.0}).score
+    assert one < many < bm25.idf(1, 10) * 1.0001

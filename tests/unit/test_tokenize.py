@@ -1,0 +1,45 @@
+import subprocess
+import sys
+
+from memvault import tokenize
+
+
+def test_nfkc_and_casefold_meet_plain_forms():
+    assert tokenize.tokens("ＰｏｓｔｇｒｅＳＱＬ") == tokenize.tokens("postgresql")
+    assert tokenize.tokens("STRASSE") == tokenize.tokens("straße")
+
+
+def test_light_english_normalisation_folds_inflections():
+    assert tokenize.stem("decided") == tokenize.stem("decide") == tokenize.stem("deciding")
+    assert tokenize.stem("backups") == tokenize.stem("backup")
+    assert tokenize.stem("policies") == "policy"
+    assert tokenize.stem("class") == "class"  # -ss is not a plural
+
+
+def test_stopwords_dropped_unless_asked():
+    assert tokenize.tokens("what did we decide about the cache") == ["decid", "cach"]
+    assert "the" in tokenize.tokens("the cache", stop=False)
+
+
+def test_cjk_runs_become_bigrams_and_mixed_text_splits():
+    assert tokenize.tokens("数据库") == ["数据", "据库"]
+    assert tokenize.tokens("停电以后ZFS pool") == ["停电", "电以", "以后", "zfs", "pool"]
+    assert tokenize.tokens("猫") == ["猫"]
+    assert tokenize.tokens("数据库", mode="unibigram") == ["数", "据", "库", "数据", "据库"]
+
+
+def test_function_bigrams_are_recognised():
+    assert tokenize.is_function_bigram("的了")
+    assert not tokenize.is_function_bigram("数据")
+
+
+def test_bigram_mode_never_imports_jieba():
+    code = ("import sys; from memvault import tokenize; tokenize.tokens('我们决定用数据库'); "
+            "print('jieba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_jieba_mode_segments_words():
+    toks = tokenize.tokens("我们决定使用数据库", mode="jieba")
+    assert "数据库" in toks and "决定" in toks

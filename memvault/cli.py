@@ -249,3 +249,166 @@ def doctor(
         typer.echo(f"checked {report.files} files: {len(report.problems)} problems", err=True)
     if report.problems:
         raise typer.Exit(3)
+
+
+# ------------------------------------------------------------------ search and reading commands
+
+
+@app.command()
+@_guard
+def search(
+    query: Annotated[list[str], typer.Argument(help="Words to look for (English and/or Chinese).")],
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Most hits to show (default search.limit).")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="Only this card kind.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include retracted cards.")] = False,
+    hops: Annotated[Optional[int], typer.Option("--hops", help="Entity hops from the best hits (default 1).")] = None,
+    episodes: Annotated[bool, typer.Option("--episodes", "-e", help="Search raw turns too.")] = False,
+    snippet_chars: Annotated[Optional[int], typer.Option("--snippet-chars", help="Snippet length.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON (shape in README).")] = False,
+) -> None:
+    """Find cards (and with --episodes raw turns) by BM25 and entity hops; each hit says why. Exit 1: no match.
+
+    Example: memvault search "what did we decide about postgres" --limit 5
+    """
+    from memvault import search as svc
+
+    root = svc.open_root(_state.get("vault"), os.environ)
+    cfg = svc.settings(root, os.environ)
+    opts = svc.options_from(cfg["search"], limit=limit, project=project, kind=kind, include_all=show_all,
+                            hops=hops, episodes=episodes, snippet_chars=snippet_chars)
+    result = svc.run_search(root, " ".join(query), opts, deny=cfg["deny"])
+    if as_json:
+        _print_json(result.to_json())
+        return
+    for hit in result.hits:
+        flags = ", ".join(x for x in (hit.project, hit.status if hit.status not in ("active", "live") else "") if x)
+        typer.echo(f"{hit.id}  [{hit.kind}] {hit.title}" + (f"  ({flags})" if flags else "") + f"  {hit.score:.2f}")
+        if hit.snippet and hit.snippet != hit.title:
+            typer.echo(f"    {hit.snippet}")
+        typer.echo(f"    why: {'; '.join(hit.why)}")
+        if hit.refs:
+            typer.echo(f"    refs: {', '.join(hit.refs)}")
+
+
+@app.command()
+@_guard
+def show(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show a card or an entity in full, with its sources and supersede chain (exit 1 if unknown).
+
+    Example: memvault show c-20261102-7f3a
+    """
+    from memvault.show import show as svc_show
+
+    vault = _open_vault()
+    data = svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram")))
+    if as_json:
+        _print_json(data)
+        return
+    if data["type"] == "card":
+        typer.echo(f"{data['id']}  [{data['kind']}] {data['title']}")
+        typer.echo(f"project {data['project'] or '-'} · status {data['status']} · created {data['created']}"
+                   f" · valid {data['valid_from'] or '?'} .. {data['valid_to'] or 'now'}")
+        if data["entities"]:
+            typer.echo(f"entities: {', '.join(data['entities'])}")
+        typer.echo("")
+        typer.echo(data["body"])
+        typer.echo("")
+        typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
+        for step in data["chain"]:
+            mark = "*" if step["id"] == data["id"] else " "
+            typer.echo(f" {mark} {step['created'][:10]}  {step['id']}  {step['status']:10s} {step['title'] or ''}")
+    else:
+        typer.echo(f"{data['name']}  ({data['kind'] or 'entity'})  aliases: {', '.join(data['aliases']) or '-'}")
+        if data["prose"]:
+            typer.echo(data["prose"])
+        for c in data["cards"]:
+            typer.echo(f"  {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})")
+
+
+@app.command()
+@_guard
+def timeline(
+    entity: Annotated[Optional[str], typer.Argument(help="Only cards naming this entity.")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="From this date on (YYYY-MM-DD).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Only the newest N entries.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include retracted cards.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Cards in time order, oldest first, with supersede links (-> newer card).
+
+    Example: memvault timeline postgres --since 2026-01-01
+    """
+    from memvault.index import Index
+    from memvault.timeline import timeline as svc_timeline
+
+    vault = _open_vault()
+    with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
+        rows = svc_timeline(idx, entity, project, since, limit, show_all)
+    if as_json:
+        _print_json({"entries": rows})
+        return
+    for r in rows:
+        link = f"  -> {', '.join(r['superseded_by'])}" if r["superseded_by"] else ""
+        typer.echo(f"{r['date']}  {r['id']}  [{r['kind']}] {r['title']}  ({r['status']}){link}")
+
+
+@app.command()
+@_guard
+def graph(
+    ident: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Card id or entity.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Most neighbours to list.")] = 20,
+    html_out: Annotated[bool, typer.Option("--html", help="Write graph.html of the whole vault.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Neighbours of a card or entity through shared entities; --html writes graph.html (deterministic).
+
+    Example: memvault graph postgres --json
+    """
+    from memvault import graph as svc
+    from memvault.index import Index
+
+    vault = _open_vault()
+    with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
+        if html_out:
+            from memvault.vault import atomic_write
+
+            atomic_write(vault.root / "graph.html", svc.render_html(svc.whole_graph(idx)))
+            typer.echo(str(vault.root / "graph.html"))
+            return
+        if not ident:
+            raise UsageError("graph needs an ID (or --html)")
+        data = svc.neighbours(idx, ident, limit)
+    if as_json:
+        _print_json(data)
+        return
+    c = data["center"]
+    typer.echo(f"{c['id']}  {c.get('title') or ''}")
+    for n in data["neighbours"]:
+        via = f"  via {', '.join(n['via'])}" if n["via"] else ""
+        typer.echo(f"  {n['type']:6s} {n['id']}  {n.get('title') or ''}{via}")
+
+
+@app.command()
+@_guard
+def reindex(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Rebuild every derived file: the search index (cards, entities, episodes) and entity pages.
+
+    Example: memvault reindex
+    """
+    from memvault.reindex import reindex as svc_reindex
+
+    result = svc_reindex(_open_vault(), on_progress=lambda m: _err(m) if not as_json else None)
+    for problem in result.problems:
+        _err(f"warning: {problem}")
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        typer.echo(f"indexed {result.cards} cards, {result.entities} entities, {result.episodes} episodes"
+                   f" in {result.seconds:.2f} s; entity pages {result.pages}")

@@ -15,7 +15,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from memvault import __version__
@@ -28,6 +28,7 @@ DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 # Error bodies are only read for their error.type / error.code.
 _MAX_ERROR_BYTES = 64 * 1024
 _BACKOFF_BASE = 1.0
+_INFLATE_PIECE = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -336,14 +337,13 @@ class Client:
         if inflate is not None and not inflate.ok:
             raise LLMFailure(f"LLM endpoint {self.endpoint} used an unsupported Content-Encoding")
         out = bytearray()
-        for chunk in resp.iter_raw():
-            if inflate is not None:
-                chunk = inflate.feed(chunk, cap + 1 - len(out))
-            out += chunk
-            if len(out) > cap:
-                if fatal:
-                    raise too_big()
-                return bytes(out[:cap])
+        for raw in resp.iter_raw():
+            for chunk in (inflate.feed(raw) if inflate is not None else (raw,)):
+                out += chunk
+                if len(out) > cap:
+                    if fatal:
+                        raise too_big()
+                    return bytes(out[:cap])
             # The read timeout bounds each gap; this bounds a server that trickles bytes forever.
             if time.monotonic() - started > self.settings.timeout:
                 raise _Transient("timed out (slow body)")
@@ -414,17 +414,23 @@ class _Inflater:
         self._z = zlib.decompressobj(wbits or 15)
         self._first = True
 
-    def feed(self, chunk: bytes, limit: int) -> bytes:
-        try:
-            out = self._z.decompress(chunk, max(1, limit))
-        except zlib.error:
-            if not (self._deflate and self._first):
-                raise LLMFailure("the LLM endpoint sent a corrupt compressed body") from None
-            # Some servers send raw deflate without the zlib header.
-            self._z = zlib.decompressobj(-15)
-            out = self._z.decompress(chunk, max(1, limit))
-        self._first = False
-        return out
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        """Decoded pieces of at most _INFLATE_PIECE bytes; the caller stops pulling once it has enough."""
+        while chunk:
+            try:
+                out = self._z.decompress(chunk, _INFLATE_PIECE)
+            except zlib.error:
+                if not (self._deflate and self._first):
+                    raise LLMFailure("the LLM endpoint sent a corrupt compressed body") from None
+                # Some servers send raw deflate without the zlib header.
+                self._z = zlib.decompressobj(-15)
+                out = self._z.decompress(chunk, _INFLATE_PIECE)
+            self._first = False
+            chunk = self._z.unconsumed_tail
+            if out:
+                yield out
+            elif not chunk:
+                break
 
 
 # -- JSON out of a chatty model --------------------------------------------------------------------------------
@@ -474,11 +480,49 @@ _NOTHING = object()
 _DECODER = json.JSONDecoder()
 
 
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.S)
+_PAIR = {"]": "[", "}": "{"}
+
+
 def _scan(text: str) -> Any:
-    for match in _START.finditer(text):
+    """First `{`/`[` that starts a complete JSON value; linear work on ordinary replies, bounded on hostile ones.
+
+    A bracket/string matcher finds where the value starting at an opener ends (or breaks); json.loads then
+    judges only that slice (json.JSONDecoder.raw_decode on the whole text counts lines up to the error on every
+    failure, which is quadratic). Trigger: a slice does not parse. Why: openers before the parse error are
+    nested in a valid prefix, so a cut-off reply must not yield one of its inner objects. Outcome: resume at
+    the error; give up once the scanning done exceeds a few times the text length.
+    """
+    budget = 4 * len(text) + 65536
+    pos = 0
+    while (match := _START.search(text, pos)) is not None:
+        start = match.start()
+        stack: list[str] = []
+        stop = len(text)
+        for tok in _TOKEN.finditer(text, start):
+            char = tok.group()
+            if char in "[{":
+                stack.append(char)
+            elif char in "]}":
+                if stack[-1] != _PAIR[char]:
+                    stop = tok.end()
+                    break
+                stack.pop()
+                if not stack:
+                    stop = tok.end()
+                    break
+            elif char == '"':
+                break  # unterminated string: the value runs to the end of the text
+        chunk = text[start:stop]
         try:
-            value, _end = _DECODER.raw_decode(text, match.start())
+            return json.loads(chunk)
+        except json.JSONDecodeError as exc:
+            # An unterminated string reports where it began, which is still inside this value.
+            resume = start + max(exc.pos, 1)
         except (ValueError, RecursionError):
-            continue
-        return value
+            resume = start + 1
+        budget -= 2 * len(chunk)
+        if budget < 0:
+            return _NOTHING
+        pos = resume
     return _NOTHING

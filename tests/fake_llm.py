@@ -97,8 +97,7 @@ class FakeLLM:
         class Handler(_Handler):
             owner = fake
 
-        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server((self.host, self.port), Handler)
         self.port = self._server.server_address[1]
         self.base_url = f"http://{self.host}:{self.port}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -150,6 +149,16 @@ class FakeLLM:
         if isinstance(made, str):
             return {"content": made}
         return dict(made)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up on a kept-alive connection (timeouts, size caps) is routine here.
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,0 +1,602 @@
+"""distill: pending episodes -> typed memory cards, in token-sized batches, under the vault's distill lock.
+
+Commit order per batch (a crash loses at most the batch in flight, and a rerun writes the same bytes):
+  1. `.memvault/write-intent.json`: the before-image of every file the batch will touch (None = new file);
+  2. cards (atomic writes), 3. entity pages, 4. ONE journal line (the commit point), 5. drop the intent.
+On start, an intent whose batch has no journal line is rolled back from its before-images (pages.recover).
+
+Which episodes are distilled is read from the journal (truth, synced with git); `.memvault/` only caches it.
+Ids, run ids and times depend only on the inputs and the clock, and MEMVAULT_NOW pins the clock, so a crashed
+and resumed run leaves a tree byte-identical to an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import calendar
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from memvault import cards as cardlib
+from memvault import codec
+from memvault.errors import LLMError, UsageError, VaultFormatError
+from memvault.model import Card, Episode
+from memvault.pages import EntityTable, recover, write_change_set
+from memvault.vault import Vault
+
+FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
+STATE = "distill.json"
+CACHE = "distilled.cache.json"
+_USER_MARK = "=== user ==="
+
+
+# ---------------------------------------------------------------- clock
+
+
+def clock_from_env(env: Mapping[str, str]) -> Callable[[], str]:
+    """UTC now as `YYYY-MM-DDTHH:MM:SSZ`; MEMVAULT_NOW pins it (tests, reproducible reruns)."""
+    pinned = env.get("MEMVAULT_NOW")
+    if pinned:
+        if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$", pinned):
+            raise UsageError("MEMVAULT_NOW must look like 2026-11-02T08:00:00Z")
+        return lambda: pinned
+    return lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _crash_point(name: str) -> None:
+    """Fault injection for the kill -9 tests: MEMVAULT_CRASH_AT=<point>:<batch number> kills this process
+    with SIGKILL at that point, exactly as an OOM killer or a power cut would. Unset in real use."""
+    spec = os.environ.get("MEMVAULT_CRASH_AT")
+    if spec and spec == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass
+class Summary:
+    run: str = ""
+    dry_run: bool = False
+    pending_before: int = 0
+    pending_after: int = 0
+    batches: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    episodes_distilled: int = 0
+    created: int = 0
+    updated: int = 0
+    merged: int = 0
+    superseded: int = 0
+    empty: int = 0
+    failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
+    errors: list[str] = field(default_factory=list)
+    stopped: str | None = None  # max_calls | llm_error
+    recovered: str | None = None  # batch id rolled back from an interrupted run
+    would_write: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(self.failures.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run, "dry_run": self.dry_run, "pending_before": self.pending_before,
+            "pending_after": self.pending_after, "batches": self.batches, "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "episodes_distilled": self.episodes_distilled,
+            "cards": {"created": self.created, "updated": self.updated, "merged": self.merged,
+                      "superseded": self.superseded},
+            "empty": self.empty, "failures": dict(self.failures), "errors": list(self.errors),
+            "stopped": self.stopped, "recovered": self.recovered,
+            **({"would_write": self.would_write} if self.dry_run else {}),
+        }
+
+
+class _BatchFailed(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class _StopRun(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- pure helpers
+
+
+def load_prompt() -> tuple[str, str]:
+    text = resources.files("memvault").joinpath("prompts/distill.md").read_text(encoding="utf-8")
+    system, _, user = text.partition(_USER_MARK)
+    return system.strip() + "\n", user.strip() + "\n"
+
+
+def batch_size(max_output_tokens: int, tokens_per_episode: int) -> int:
+    return max(1, int(max_output_tokens) // max(1, int(tokens_per_episode)))
+
+
+def plan_batches(episodes: list[Episode], *, size: int, input_budget: int,
+                 cost: Callable[[Episode], int]) -> list[list[Episode]]:
+    """Consecutive batches of one project each, at most `size` episodes and `input_budget` estimated tokens
+    (a single episode over the budget still goes alone: its text is already cut to max_episode_chars)."""
+    out: list[list[Episode]] = []
+    cur: list[Episode] = []
+    used = 0
+    for ep in episodes:
+        c = cost(ep)
+        if cur and (len(cur) >= size or used + c > input_budget or ep.project != cur[0].project):
+            out.append(cur)
+            cur, used = [], 0
+        cur.append(ep)
+        used += c
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" …[cut {len(text) - limit} chars]"
+
+
+def format_episode(i: int, ep: Episode, max_chars: int) -> str:
+    user = _cut(ep.user.strip(), max_chars)
+    assistant = _cut(ep.assistant.strip(), max_chars)
+    return f"[e{i}] {ep.at[:10]}\nUSER: {user}\nASSISTANT: {assistant}"
+
+
+def format_related(cards: list[Card]) -> str:
+    if not cards:
+        return "(none)"
+    lines = []
+    for i, c in enumerate(cards):
+        state = f" [{c.subject}.{c.field}={c.value}]" if c.kind == "state" else ""
+        body = " ".join(c.body.split())
+        body = f" — {body[:140]}" if body else ""
+        lines.append(f"[{i}] {c.kind}{state} · {c.title} ({(c.valid_from or c.created)[:10]}){body}")
+    return "\n".join(lines)
+
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9_+#.-]{2,}")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_RELATED_STOP = set("the and for with that this from have what when where which would could should not "
+                    "are was were you your our can will just use using about into".split())
+
+
+def _terms(text: str) -> set[str]:
+    low = text.casefold()
+    out = {w.strip(".-") for w in _WORD.findall(low)} - _RELATED_STOP
+    for run in _CJK_RUN.findall(low):
+        out.update(run[i:i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def find_related(batch: list[Episode], candidates: list[Card], names: Mapping[str, str], limit: int) -> list[Card]:
+    """Active cards of the batch's project (or personal ones) sharing the most terms with the batch: title,
+    entity names and state subject. Ties go to the newest card. Deterministic."""
+    if limit <= 0:
+        return []
+    project = batch[0].project
+    text_terms = _terms(" ".join(f"{e.user} {e.assistant}" for e in batch))
+    scored = []
+    for c in candidates:
+        if c.status != "active" or (c.project not in (project, None)):
+            continue
+        terms = _terms(" ".join([c.title, c.subject or "", *(names.get(s, s) for s in c.entities)]))
+        score = len(terms & text_terms)
+        if score:
+            scored.append((-score, _neg(c.created), c.id, c))
+    scored.sort(key=lambda t: t[:3])
+    return [t[3] for t in scored[:limit]]
+
+
+def _neg(s: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in s)
+
+
+def _looks_cut(text: str) -> bool:
+    """A reply that stops in the middle of its JSON (some servers report finish_reason "stop" anyway)."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[-1].rstrip("`").strip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(stripped)
+        return False
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(stripped) - 1
+    except RecursionError:
+        return False
+
+
+# ---------------------------------------------------------------- journal and recovery
+
+
+def distilled_ids(vault: Vault, records: list[dict[str, Any]] | None = None) -> set[str]:
+    """Episode ids the journal says are distilled; cached in .memvault/ keyed on the journal files' size."""
+    files = sorted((vault.root / "journal").glob("*.jsonl"))
+    stamp = {vault.rel(p): [p.stat().st_size, p.stat().st_mtime_ns] for p in files}
+    if records is None:
+        cached = vault.read_state(CACHE)
+        if cached.get("files") == stamp and isinstance(cached.get("ids"), list):
+            return set(cached["ids"])
+        records = vault.journal(problems=[])
+    ids = cardlib.distilled_ids(records)
+    try:
+        vault.write_state(CACHE, {"files": stamp, "ids": sorted(ids)})
+    except OSError:
+        pass  # a cache we cannot write only costs speed
+    return ids
+
+
+# ---------------------------------------------------------------- the service
+
+
+@dataclass
+class _Run:
+    vault: Vault
+    env: Mapping[str, str]
+    now: Callable[[], str]
+    summary: Summary
+    client: Any
+    max_calls: int | None
+    dry_run: bool
+    cards: dict[str, Card]
+    entities: EntityTable
+    system: str
+    user_tpl: str
+    kinds: tuple[str, ...]
+    rules: Any
+    settings: Mapping[str, Any]
+    model: str
+    batch_no: int = 0
+
+
+def _settings(vault: Vault) -> Mapping[str, Any]:
+    return vault.config.section("distill")
+
+
+def llm_settings(vault: Vault, env: Mapping[str, str]):
+    from memvault.llm import LLMSettings
+
+    llm = vault.config.llm
+    key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")
+    return LLMSettings(
+        base_url=str(llm.get("base_url")), model=str(llm.get("model")), api_key=env.get(key_env) or None,
+        timeout=float(llm.get("timeout", 120)), temperature=float(llm.get("temperature", 0.0)),
+        max_output_tokens=int(llm.get("max_output_tokens", 4096)), json_mode=str(llm.get("json_mode")),
+        max_retries=int(llm.get("max_retries", 3)),
+    )
+
+
+def pending_episodes(vault: Vault, project: str | None = None) -> list[Episode]:
+    """Live episodes the journal does not list as distilled, batched per project in time order."""
+    done = distilled_ids(vault)
+    eps = [e for e in vault.episodes(problems=[]) if e.id not in done and (project is None or e.project == project)]
+    eps.sort(key=lambda e: (e.project, e.at, e.session, e.turn, e.id))
+    return eps
+
+
+def distill(
+    vault: Vault,
+    env: Mapping[str, str],
+    *,
+    dry_run: bool = False,
+    max_calls: int | None = None,
+    max_episodes: int | None = None,
+    project: str | None = None,
+    now: Callable[[], str] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> Summary:
+    """Distil pending episodes. Never raises for a failing batch: failures are counted by class in the
+    summary (the caller turns them into exit code 5). Raises Busy when another distill holds the lock."""
+    from memvault import redact
+    from memvault.llm import Client
+
+    now = now or clock_from_env(env)
+    cfg = _settings(vault)
+    if max_calls is not None and max_calls < 0 or max_episodes is not None and max_episodes < 0:
+        raise UsageError("--max-calls and --max-episodes must be 0 or more")
+    with vault.exclusive("distill", "distill"):
+        summary = Summary(dry_run=dry_run)
+        if not dry_run:
+            summary.recovered = recover(vault)
+        start = now()
+        summary.run = f"r-{start.replace('-', '').replace(':', '')}-" + hashlib.sha256(
+            f"{start}\x1f{socket.gethostname()}".encode()).hexdigest()[:4]
+        pending = pending_episodes(vault, project)
+        summary.pending_before = len(pending)
+        limit = int(cfg.get("max_episodes") or 0) if max_episodes is None else max_episodes
+        todo = pending[:limit] if limit or max_episodes == 0 else pending
+        if not dry_run:
+            state = vault.read_state(STATE)
+            state["last_attempt"] = start  # before any call: --auto's min_gap counts attempts, not successes
+            vault.write_state(STATE, state)
+        if not todo:
+            summary.pending_after = len(pending)
+            return summary
+        settings = llm_settings(vault, env)
+        system, user_tpl = load_prompt()
+        problems: list[VaultFormatError] = []
+        all_cards = {c.id: c for c in vault.cards(problems=problems)}
+        client_kw = {"sleep": sleep} if sleep is not None else {}
+        run = _Run(
+            vault=vault, env=env, now=now, summary=summary, client=Client(settings, **client_kw),
+            max_calls=max_calls, dry_run=dry_run, cards=all_cards, entities=EntityTable.load(vault),
+            system=system.replace("{{kinds}}", ", ".join(vault.config.kinds)), user_tpl=user_tpl,
+            kinds=vault.config.kinds,
+            rules=redact.compile_rules(list(vault.config.section("redact").get("deny") or [])),
+            settings=cfg, model=settings.model,
+        )
+        size = batch_size(settings.max_output_tokens, int(cfg.get("tokens_per_episode", 320)))
+        max_chars = int(cfg.get("max_episode_chars", 4000))
+        from memvault.llm import estimate_tokens
+
+        overhead = estimate_tokens(run.system) + estimate_tokens(user_tpl) + 60 * int(cfg.get("related_cards", 12))
+        budget = max(1, int(cfg.get("max_input_tokens", 12000)) - overhead)
+        batches = plan_batches(todo, size=size, input_budget=budget,
+                               cost=lambda e: estimate_tokens(format_episode(0, e, max_chars)))
+        done = 0
+        try:
+            with run.client:
+                for batch in batches[:1] if dry_run else batches:
+                    try:
+                        _process(run, batch)
+                    except _BatchFailed as failure:
+                        summary.failures[failure.kind] += 1
+                        summary.errors.append(failure.message)
+                        if failure.kind == "llm_error":
+                            summary.stopped = "llm_error"
+                            break
+                    done += len(batch)
+                    if on_progress:
+                        on_progress(done, len(todo))
+        except _StopRun:
+            summary.stopped = "max_calls"
+        if dry_run:
+            summary.pending_after = len(pending)
+        else:
+            summary.pending_after = len(pending_episodes(vault, project))
+            state = vault.read_state(STATE)
+            state["last_run"] = {"at": start, "run": summary.run, "failed": summary.failed,
+                                 "episodes": summary.episodes_distilled}
+            if summary.episodes_distilled:
+                state["last_success"] = start
+            vault.write_state(STATE, state)
+        return summary
+
+
+# ---------------------------------------------------------------- one batch
+
+
+def _call(run: _Run, messages: list[dict]):
+    from memvault.llm import LLMFailure
+
+    s = run.summary
+    if run.max_calls is not None and s.calls >= run.max_calls:
+        raise _StopRun()
+    s.calls += 1
+    try:
+        reply = run.client.complete(messages, schema=cardlib.output_schema(run.kinds))
+    except LLMFailure as exc:
+        raise _BatchFailed("llm_error", exc.message) from None
+    except LLMError as exc:  # pragma: no cover - any other endpoint error class
+        raise _BatchFailed("llm_error", exc.message) from None
+    s.prompt_tokens += reply.prompt_tokens
+    s.completion_tokens += reply.completion_tokens
+    return reply
+
+
+def _messages(run: _Run, batch: list[Episode], related: list[Card]) -> list[dict]:
+    from memvault import redact
+
+    max_chars = int(run.settings.get("max_episode_chars", 4000))
+    episodes = "\n\n".join(format_episode(i, e, max_chars) for i, e in enumerate(batch))
+    # The fence carries a hash of what it encloses, so no episode can contain the closing line.
+    fence = "<<<UNTRUSTED-TURNS-" + hashlib.sha256(episodes.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
+    project = batch[0].project
+    user = (run.user_tpl.replace("{{related}}", format_related(related))
+            .replace("{{project}}", project).replace("{{fence}}", fence).replace("{{episodes}}", episodes))
+    # Defence in depth: episodes were redacted at capture, but rules may have grown since, or a line may
+    # have been written by hand. Nothing unredacted leaves the machine.
+    user = redact.redact(user, run.rules).text
+    return [{"role": "system", "content": run.system.replace("{{project}}", project)},
+            {"role": "user", "content": user}]
+
+
+def _process(run: _Run, batch: list[Episode]) -> None:
+    """Distil one batch; split it on truncation. Raises _BatchFailed or _StopRun."""
+    from memvault.llm import extract_json
+
+    related = find_related(batch, list(run.cards.values()), run.entities.names, int(run.settings.get("related_cards", 12)))
+    messages = _messages(run, batch, related)
+    reply = _call(run, messages)
+    calls = 1
+    usage = [reply.prompt_tokens, reply.completion_tokens]
+    error: str | None = None
+    for attempt in range(2):
+        if reply.finish_reason == "length" or _looks_cut(reply.text):
+            if len(batch) > 1:
+                half = len(batch) // 2
+                _process(run, batch[:half])
+                _process(run, batch[half:])
+                return
+            max_out = run.client.settings.max_output_tokens
+            raise _BatchFailed("truncated", f"episode {batch[0].id}: the model's answer was cut off at "
+                               f"llm.max_output_tokens ({max_out}) even for this single episode; raise "
+                               "llm.max_output_tokens (or lower distill.max_episode_chars)")
+        try:
+            data = extract_json(reply.text)
+            proposals = cardlib.validate_output(data, n_episodes=len(batch), n_related=len(related),
+                                                kinds=run.kinds)
+            break
+        except (ValueError, cardlib.InvalidOutput) as exc:
+            error = str(exc)
+            if attempt == 1:
+                raise _BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {batch[0].id}: "
+                                   f"invalid model output after one retry: {error}") from None
+            # Trigger: bad JSON or schema. Why: models usually fix a named mistake. Outcome: one retry that
+            # quotes our error (never their reply, which costs tokens and may echo episode text).
+            retry = messages + [{"role": "user", "content": (
+                f"Your previous reply was invalid: {error}. Reply again with only the JSON object "
+                '{"cards": [...]} following the rules.')}]
+            reply = _call(run, retry)
+            calls += 1
+            usage[0] += reply.prompt_tokens
+            usage[1] += reply.completion_tokens
+    _apply(run, batch, related, proposals, {"calls": calls, "prompt_tokens": usage[0],
+                                            "completion_tokens": usage[1]})
+
+
+def _apply(run: _Run, batch: list[Episode], related: list[Card], proposals: list[cardlib.Proposal],
+           usage: dict[str, int]) -> None:
+    s = run.summary
+    at = run.now()
+    ids = [e.id for e in batch]
+    batch_id = "b-" + hashlib.sha256("\n".join([run.summary.run, *ids]).encode()).hexdigest()[:12]
+    working: dict[str, Card] = {}  # id -> new version, for every card this batch writes
+    before: dict[str, Card | None] = {}  # id -> version before the batch (None = created here)
+    counts = {"created": 0, "updated": 0, "merged": 0, "superseded": 0}
+    taken = set(run.cards)
+
+    def current(cid: str) -> Card:
+        return working.get(cid) or run.cards[cid]
+
+    def put(card: Card) -> None:
+        if card.id not in before:
+            before[card.id] = run.cards.get(card.id)
+        working[card.id] = card
+
+    def live() -> list[Card]:
+        merged = dict(run.cards)
+        merged.update(working)
+        return list(merged.values())
+
+    for i, p in enumerate(proposals):
+        if p.action == "noop":
+            continue
+        src = [ids[j] for j in p.episodes] or ids
+        first_day = min(e.at for e in batch if e.id in src)[:10]
+        slugs = tuple(dict.fromkeys(run.entities.resolve(n) for n in p.entities))
+        if p.action == "update":
+            old = current(related[p.target].id)
+            source = dict(old.source)
+            if source.get("kind") == "distill":
+                source["episodes"] = list(dict.fromkeys([*old.episodes, *src]))
+            put(dataclasses.replace(
+                old, title=p.title, body=p.body or old.body, entities=cardlib._union(old.entities, slugs),
+                tags=cardlib._union(old.tags, p.tags), source=source,
+                **({"subject": p.subject, "field": p.field, "value": p.value} if old.kind == "state" else {}),
+            ))
+            counts["updated"] += 1
+            continue
+        cid = cardlib.card_id(at, f"{batch_id}:{i}", taken)
+        taken.add(cid)
+        new = Card(
+            id=cid, kind=p.kind, title=p.title, body=p.body,
+            project=None if p.personal else batch[0].project, entities=slugs, created=at,
+            valid_from=p.valid_from or first_day, confidence=p.confidence,
+            subject=p.subject if p.kind == "state" else None, field=p.field if p.kind == "state" else None,
+            value=p.value if p.kind == "state" else None,
+            source={"kind": "distill", "run": run.summary.run, "episodes": src}, tags=p.tags,
+        )
+        targets: list[Card] = []
+        if p.action == "supersede":
+            targets = [current(related[p.target].id)]
+        else:
+            conflicts = cardlib.state_conflicts(new, live())
+            same = [c for c in conflicts if cardlib.same_value(c, new)]
+            if same:
+                # The same value again: not news, the sources join the card that already says it.
+                put(cardlib.merge_into(same[0], new))
+                counts["merged"] += 1
+                continue
+            targets = conflicts
+            if not targets:
+                dup = cardlib.find_duplicate(new, live(), float(run.settings.get("merge_threshold", 85)))
+                if dup is not None:
+                    put(cardlib.merge_into(current(dup.id), new))
+                    counts["merged"] += 1
+                    continue
+        for old in sorted(targets, key=lambda c: c.id):
+            old2, new = cardlib.supersede(current(old.id), new)
+            put(old2)
+            counts["superseded"] += 1
+        put(new)
+        counts["created"] += 1
+
+    if run.dry_run:
+        for cid, card in working.items():
+            s.would_write.append({"id": cid, "action": "create" if before[cid] is None else "update",
+                                  "kind": card.kind, "title": card.title, "project": card.project,
+                                  "status": card.status, "entities": list(card.entities)})
+        s.batches += 1
+        return
+    _commit(run, batch_id, at, ids, working, before, usage, counts)
+    for key, n in counts.items():
+        setattr(s, key, getattr(s, key) + n)
+    s.batches += 1
+    s.episodes_distilled += len(batch)
+    if not working:
+        s.empty += 1
+
+
+def _commit(run: _Run, batch_id: str, at: str, ids: list[str], working: dict[str, Card],
+            before: dict[str, Card | None], usage: dict[str, int], counts: dict[str, int]) -> None:
+    run.batch_no += 1
+    n = run.batch_no
+    created = sorted(cid for cid, b in before.items() if b is None)
+    updated = [{"id": cid, "before": codec.card_to_text(b)} for cid, b in sorted(before.items())
+               if b is not None and working[cid].status == b.status]
+    superseded = [{"id": cid, "by": list(working[cid].superseded_by), "before": codec.card_to_text(b)}
+                  for cid, b in sorted(before.items()) if b is not None and working[cid].status != b.status]
+    born = sorted(cid for cid, b in before.items() if b is None and working[cid].status == "superseded")
+    record: dict[str, Any] = {
+        "v": 1, "type": "distill", "at": at, "run": run.summary.run, "batch": batch_id, "episodes": ids,
+        "model": run.model, "usage": usage, "status": "ok" if working else "empty",
+        "created": created, "updated": updated, "superseded": superseded, "counts": counts,
+    }
+    if born:
+        record["born_superseded"] = born
+    write_change_set(run.vault, run.cards, working, before, run.entities.names, record,
+                     hook=lambda point: _crash_point(f"{point}:{n}"))
+    run.cards.update(working)
+
+
+# ---------------------------------------------------------------- --auto and stats
+
+
+def auto_decision(vault: Vault, env: Mapping[str, str], *, now: Callable[[], str] | None = None,
+                  local_minute: int | None = None, project: str | None = None):
+    """Apply the cron rules of memvault.yaml (auto:) to the vault's state. Arithmetic only, no model call."""
+    from memvault import auto
+
+    now = now or clock_from_env(env)
+    stamp = now()
+    if local_minute is None:
+        # Quiet hours are wall-clock time where the machine is (TZ), taken from the same pinnable clock.
+        lt = time.localtime(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+        local_minute = lt.tm_hour * 60 + lt.tm_min
+    state = vault.read_state(STATE)
+    last_success = state.get("last_success") or cardlib.last_distill(vault.journal(problems=[]))
+    pending = pending_episodes(vault, project)
+    return auto.decide(
+        vault.config.section("auto"), now_utc=stamp, local_minute=local_minute, pending=len(pending),
+        last_attempt=state.get("last_attempt"), last_success=last_success,
+        oldest_pending=min((e.at for e in pending), default=None),
+    )

@@ -155,3 +155,17 @@ def test_help_and_capture_import_neither_jieba_nor_httpx(tmp_path, vault):
         done = subprocess.run([sys.executable, "-c", probe, *args], input=stdin, capture_output=True, cwd=tmp_path)
         last = done.stderr.decode().strip().splitlines()[-1]
         assert last == "LOADED", (args, done.stderr.decode())
+
+
+def test_piping_each_format_twice_adds_zero_lines(run, vault):
+    samples = sorted((DATA / "formats").iterdir())
+    kinds = set()
+    for sample in samples:
+        first = run.json("capture", input=sample.read_bytes())
+        kinds.update(first["formats"].values())
+        assert first["new"] > 0, sample.name
+        lines = sum(len(f.read_bytes().splitlines()) for f in (vault / "episodes").rglob("*.jsonl"))
+        second = run.json("capture", input=sample.read_bytes())
+        assert second["new"] == 0, sample.name
+        assert sum(len(f.read_bytes().splitlines()) for f in (vault / "episodes").rglob("*.jsonl")) == lines
+    assert kinds == {"jsonl", "openai", "chatgpt", "claude-code", "sillytavern", "text"}

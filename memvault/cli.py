@@ -281,14 +281,9 @@ def search(
     if as_json:
         _print_json(result.to_json())
         return
-    for hit in result.hits:
-        flags = ", ".join(x for x in (hit.project, hit.status if hit.status not in ("active", "live") else "") if x)
-        typer.echo(f"{hit.id}  [{hit.kind}] {hit.title}" + (f"  ({flags})" if flags else "") + f"  {hit.score:.2f}")
-        if hit.snippet and hit.snippet != hit.title:
-            typer.echo(f"    {hit.snippet}")
-        typer.echo(f"    why: {'; '.join(hit.why)}")
-        if hit.refs:
-            typer.echo(f"    refs: {', '.join(hit.refs)}")
+    from memvault.fastcli import render_text  # one renderer for this command and its Typer-free fast path
+
+    typer.echo(render_text(result))
 
 
 @app.command()

@@ -45,7 +45,7 @@ DEFAULTS: dict[str, Any] = {
         "max_episode_chars": 4000,
         "max_episodes": 400,
         "related_cards": 12,
-        "merge_threshold": 88,
+        "merge_threshold": 85,
     },
     "auto": {
         "min_episodes": 20,

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from memvault.cards import distilled_ids, last_distill
 from memvault.vault import Vault
 
 
@@ -16,6 +17,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
     per_project: Counter = Counter(ep.project for ep in episodes)
     card_projects: Counter = Counter(c.project or "-" for c in cards)
     statuses: Counter = Counter(c.status for c in cards)
+    journal = vault.journal(problems=problems)
+    distilled = distilled_ids(journal)
     llm = vault.config.llm
     key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")
     return {
@@ -28,7 +31,10 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         "cards_by_status": dict(sorted(statuses.items())),
         "cards_by_project": dict(sorted(card_projects.items())),
         "entities": len(vault.entity_files()),
-        "journal_entries": len(vault.journal(problems=problems)),
+        "journal_entries": len(journal),
+        "last_distill": last_distill(journal),
+        # Derived from the journal (truth), so a vault synced from another machine counts the same.
+        "pending_episodes": sum(1 for ep in episodes if ep.id not in distilled),
         "damaged": len(problems),
         "llm": {
             "base_url": llm.get("base_url"),

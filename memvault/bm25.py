@@ -9,14 +9,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 K1 = 1.2
 B = 0.75
 
 
-@dataclass(frozen=True)
-class Stats:
+class Stats(NamedTuple):
     """Collection statistics: number of documents, average field lengths and document frequency of terms."""
 
     n_docs: int
@@ -24,8 +23,7 @@ class Stats:
     df: Mapping[str, int]
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     score: float
     matched: tuple[str, ...]  # query terms found in the document, in query order
     coverage: float  # share of the query's IDF mass that the document matched (0..1)

@@ -22,13 +22,13 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memvault import tokenize
 
-SCHEMA = 5
+SCHEMA = 6
+BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -49,7 +49,7 @@ CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
 CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT);
 CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, card);
 CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
-CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii');
+CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii', detail='column');
 CREATE VIRTUAL TABLE IF NOT EXISTS cvocab USING fts5vocab(cfts, row);
 CREATE TABLE IF NOT EXISTS entities(slug TEXT PRIMARY KEY, name TEXT, aliases TEXT, kind TEXT, prose TEXT,
   mtime_ns INTEGER, size INTEGER);
@@ -62,19 +62,25 @@ CREATE TABLE IF NOT EXISTS episodes(
 CREATE INDEX IF NOT EXISTS episodes_id ON episodes(id);
 CREATE INDEX IF NOT EXISTS episodes_file ON episodes(file);
 CREATE TABLE IF NOT EXISTS revoked(id TEXT PRIMARY KEY, file TEXT);
-CREATE VIRTUAL TABLE IF NOT EXISTS efts USING fts5(user, assistant, tokenize='ascii');
+CREATE VIRTUAL TABLE IF NOT EXISTS efts USING fts5(user, assistant, tokenize='ascii', detail='column');
 CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
 """
 
 
-@dataclass
 class RefreshReport:
-    cards_added: int = 0
-    cards_updated: int = 0
-    cards_removed: int = 0
-    entities: int = 0
-    episodes_added: int = 0
-    problems: list[str] = field(default_factory=list)  # "path: reason", never file text
+    """What a refresh changed. A plain class: a dataclass costs milliseconds at import on the search path."""
+
+    def __init__(self) -> None:
+        self.cards_added = 0
+        self.cards_updated = 0
+        self.cards_removed = 0
+        self.entities = 0
+        self.episodes_added = 0
+        self.problems: list[str] = []  # "path: reason", never file text
+
+    def __repr__(self) -> str:
+        return (f"RefreshReport(added={self.cards_added}, updated={self.cards_updated}, "
+                f"removed={self.cards_removed}, entities={self.entities}, episodes={self.episodes_added})")
 
     @property
     def changed(self) -> int:
@@ -301,18 +307,30 @@ class Index:
     def refresh(self, episodes: bool = False, full: bool = False,
                 on_progress: Callable[[str], None] | None = None) -> RefreshReport:
         """Bring the index up to date with the files. `full` stats every card file even when no folder moved."""
-        report = RefreshReport()
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            self._refresh_cards(report, full)
-            self._refresh_entities(report)
-            if episodes:
-                self._refresh_episodes(report)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        return report
+        # A deferred transaction costs nothing when nothing changed (the common case). Trigger: another process
+        # wrote meanwhile, so our read snapshot cannot become a write. Outcome: start over with a write lock.
+        for begin in ("BEGIN", "BEGIN IMMEDIATE"):
+            report = RefreshReport()
+            self._totals_cache = None
+            self.db.execute(begin)
+            try:
+                self._refresh_cards(report, full)
+                self._refresh_entities(report)
+                if episodes:
+                    self._refresh_episodes(report)
+                self._save_totals()
+                self.db.execute("COMMIT")
+                return report
+            except sqlite3.OperationalError as exc:
+                self.db.execute("ROLLBACK")
+                self._totals_cache = None
+                if begin == "BEGIN IMMEDIATE" or "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                self._totals_cache = None
+                raise
+        raise AssertionError("unreachable")
 
     def card_count(self) -> int:
         return int(self.meta("n_cards", "0") or 0)
@@ -330,19 +348,29 @@ class Index:
         for rel in stored.keys() - current.keys():
             self._drop_month(rel, report)
             self.db.execute("DELETE FROM dirs WHERE path = ?", (rel,))
-        for rel, mtime in sorted(current.items()):
-            if full or stored.get(rel) != mtime:
-                self._sync_month(rel, report)
-                self.db.execute("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", (rel, mtime))
+        todo = sorted(rel for rel, mtime in current.items() if full or stored.get(rel) != mtime)
+        if not todo:
+            return
+        known: dict[str, dict[str, tuple]] = {}
+        rows = self.db.execute("SELECT rowid, path, month, mtime_ns, size, hash FROM cards") if full else (
+            self.db.execute(f"SELECT rowid, path, month, mtime_ns, size, hash FROM cards WHERE month IN"
+                            f" ({','.join('?' * len(todo))})", todo))
+        for rowid, p, month, m, z, h in rows:
+            known.setdefault(month, {})[p] = (rowid, m, z, h)
+        changed: list[tuple[str, str, Any]] = []
+        for rel in todo:
+            self._sync_month(rel, known.get(rel, {}), report, changed)
+            if stored.get(rel) != current[rel]:
+                self.db.execute("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", (rel, current[rel]))
+        self._index_many(changed, report)
 
     def _drop_month(self, rel: str, report: RefreshReport) -> None:
         for (rowid,) in self.db.execute("SELECT rowid FROM cards WHERE month = ?", (rel,)).fetchall():
             self._delete_card(rowid)
             report.cards_removed += 1
 
-    def _sync_month(self, rel: str, report: RefreshReport) -> None:
-        known = {p: (rowid, m, s, h) for rowid, p, m, s, h in self.db.execute(
-            "SELECT rowid, path, mtime_ns, size, hash FROM cards WHERE month = ?", (rel,))}
+    def _sync_month(self, rel: str, known: dict[str, tuple], report: RefreshReport,
+                    todo: list[tuple[str, str, Any]]) -> None:
         seen = set()
         with contextlib.suppress(FileNotFoundError):
             with os.scandir(self.root / rel) as it:
@@ -358,66 +386,62 @@ class Index:
                     old = known.get(path)
                     if old and old[1] == st.st_mtime_ns and old[2] == st.st_size:
                         continue
-                    self.index_card_file(path, rel, report, old)
+                    todo.append((path, rel, old))
         for path in known.keys() - seen:
             self._delete_card(known[path][0])
             report.cards_removed += 1
 
     def index_card_file(self, path: str, month: str, report: RefreshReport, old=None) -> None:
         """(Re)index one card file, given its path relative to the vault root."""
-        full_path = self.root / path
-        try:
-            raw = full_path.read_bytes()
-            st = os.stat(full_path)
-        except FileNotFoundError:
+        self._apply(path, month, old, _prepare_card(str(self.root), path, self.mode), report)
+
+    def _index_many(self, todo: list[tuple[str, str, Any]], report: RefreshReport) -> None:
+        """Index many card files. A bulk build (first search, reindex, a big git pull) reads, parses and
+        tokenises in worker processes — two thirds of its cost — while this process writes SQLite."""
+        if len(todo) < BULK:
+            for path, month, old in todo:
+                self.index_card_file(path, month, report, old)
+            return
+        import multiprocessing
+
+        jobs = [(str(self.root), path, self.mode) for path, _m, _o in todo]
+        workers = max(1, min(4, (os.cpu_count() or 1)))
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for (path, month, old), prepared in zip(todo, pool.imap(_prepare_star, jobs, chunksize=256)):
+                self._apply(path, month, old, prepared, report)
+
+    def _apply(self, path: str, month: str, old, prepared: tuple, report: RefreshReport) -> None:
+        state = prepared[0]
+        if state == "gone":
             if old:
                 self._delete_card(old[0])
                 report.cards_removed += 1
             return
-        digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+        _state, st, digest, meta, toks, problem = prepared
         if old and old[3] == digest:
-            self.db.execute("UPDATE cards SET mtime_ns = ?, size = ? WHERE rowid = ?",
-                            (st.st_mtime_ns, st.st_size, old[0]))
+            self.db.execute("UPDATE cards SET mtime_ns = ?, size = ? WHERE rowid = ?", (st[0], st[1], old[0]))
             return
-        try:
-            text = raw.decode("utf-8")
-            meta = parse_card_fast(text) or _parse_card_slow(text, path)
-        except UnicodeDecodeError:
-            report.problems.append(f"{path}: not valid UTF-8")
-            meta = None
-        except Exception as exc:  # noqa: BLE001 - VaultFormatError or yaml trouble: skip this card only
-            reason = getattr(exc, "reason", None) or "cannot be read as a card"
-            report.problems.append(f"{path}: {reason}")
-            meta = None
+        if problem:
+            report.problems.append(problem)
         if old:
             self._delete_card(old[0])
         if meta is None:
             return
-        self._insert_card(path, month, st, digest, meta)
+        self._insert_card(path, month, st, digest, meta, toks)
         if old:
             report.cards_updated += 1
         else:
             report.cards_added += 1
 
-    def _insert_card(self, path: str, month: str, st: os.stat_result, digest: str, meta: dict[str, Any]) -> None:
-        mode = self.mode
+    def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, meta: dict[str, Any],
+                     toks: dict[str, list[str]]) -> None:
         ents = meta.get("entities") or []
         tags = meta.get("tags") or []
-        toks = {
-            "title": tokenize.tokens(meta["title"], mode),
-            # The entities field also carries the project and a state card's subject/field/value: words a
-            # question uses to name what a card is about.
-            "entities": tokenize.tokens(" ".join([*(e.replace("-", " ") for e in ents), *(
-                str(meta.get(k) or "").replace("_", " ").replace("-", " ")
-                for k in ("project", "subject", "field", "value"))]), mode),
-            "body": tokenize.tokens(meta.get("body") or "", mode),
-            "tags": tokenize.tokens(" ".join(tags), mode),
-        }
         cur = self.db.execute(
             "INSERT INTO cards(id, path, month, mtime_ns, size, hash, kind, project, status, created, valid_from,"
             " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
             " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (meta["id"], path, month, st.st_mtime_ns, st.st_size, digest, meta["kind"], meta.get("project"),
+            (meta["id"], path, month, st[0], st[1], digest, meta["kind"], meta.get("project"),
              meta.get("status") or "active", meta.get("created") or "", meta.get("valid_from"),
              meta.get("valid_to"), meta["title"], meta.get("body") or "", json.dumps(ents, ensure_ascii=False),
              json.dumps(tags, ensure_ascii=False), json.dumps(meta.get("episodes") or []),
@@ -436,6 +460,11 @@ class Index:
 
     def _add_keys(self, slug: str, names: Iterable[str]) -> None:
         """Names and aliases of an entity as token keys, so a query naming it finds it without a scan."""
+        names = list(names)
+        seen = self.__dict__.setdefault("_keys_seen", set())
+        if (slug, *names) in seen:
+            return
+        seen.add((slug, *names))
         rows = []
         for name in names:
             toks = tokenize.tokens(str(name), self.mode)
@@ -454,13 +483,19 @@ class Index:
         self._bump(-1, [-x for x in row])
 
     def _bump(self, n: int, lens: list[int]) -> None:
+        """Running totals for BM25's average field lengths; written once per refresh (_save_totals)."""
         totals = self._totals()
         totals[0] += n
         for i, x in enumerate(lens):
             totals[i + 1] += x
-        self._totals_cache = totals
-        self.set_meta("n_cards", str(totals[0]))
-        self.set_meta("card_lens", json.dumps(totals[1:]))
+        self._totals_dirty = True
+
+    def _save_totals(self) -> None:
+        if getattr(self, "_totals_dirty", False):
+            totals = self._totals()
+            self.set_meta("n_cards", str(totals[0]))
+            self.set_meta("card_lens", json.dumps(totals[1:]))
+            self._totals_dirty = False
 
     def _totals(self) -> list[int]:
         cached = getattr(self, "_totals_cache", None)
@@ -610,9 +645,11 @@ class Index:
         try:
             for path, month, old in stale:
                 self.index_card_file(path, month, report, old)
+            self._save_totals()
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
+            self._totals_cache = None
             raise
         return report.changed == 0
 
@@ -637,6 +674,49 @@ class Index:
             if row:
                 out[t] = int(row[0])
         return out
+
+
+def card_tokens(meta: Mapping[str, Any], mode: str) -> dict[str, list[str]]:
+    ents = meta.get("entities") or []
+    return {
+        "title": tokenize.tokens(meta["title"], mode),
+        # The entities field also carries the project and a state card's subject/field/value: words a
+        # question uses to name what a card is about.
+        "entities": tokenize.tokens(" ".join([*(e.replace("-", " ") for e in ents), *(
+            str(meta.get(k) or "").replace("_", " ").replace("-", " ")
+            for k in ("project", "subject", "field", "value"))]), mode),
+        "body": tokenize.tokens(meta.get("body") or "", mode),
+        "tags": tokenize.tokens(" ".join(meta.get("tags") or []), mode),
+    }
+
+
+def _prepare_card(root: str, path: str, mode: str) -> tuple:
+    """Read, hash, parse and tokenise one card file: ("ok", (mtime_ns, size), digest, meta, tokens, problem)
+    or ("gone",). Runs in worker processes during bulk builds, so it touches no database."""
+    full_path = os.path.join(root, path)
+    try:
+        with open(full_path, "rb") as fh:
+            raw = fh.read()
+            st = os.fstat(fh.fileno())
+    except FileNotFoundError:
+        return ("gone",)
+    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    problem = None
+    meta = toks = None
+    try:
+        text = raw.decode("utf-8")
+        meta = parse_card_fast(text) or _parse_card_slow(text, path)
+        toks = card_tokens(meta, mode)
+    except UnicodeDecodeError:
+        problem = f"{path}: not valid UTF-8"
+    except Exception as exc:  # noqa: BLE001 - VaultFormatError or yaml trouble: skip this card only
+        problem = f"{path}: {getattr(exc, 'reason', None) or 'cannot be read as a card'}"
+        meta = None
+    return ("ok", (st.st_mtime_ns, st.st_size), digest, meta, toks, problem)
+
+
+def _prepare_star(args: tuple) -> tuple:
+    return _prepare_card(*args)
 
 
 def _marks(items: Iterable[Any]) -> str:

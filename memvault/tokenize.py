@@ -14,10 +14,10 @@ import unicodedata
 VERSION = 2  # bump when the tokens an index holds would change
 MODES = ("bigram", "unibigram", "jieba")
 
-_WORD = re.compile(r"[^\W_]+")
+_WORD = re.compile(r"\w+")  # "_" is folded to a space first: [^\W_] costs ~5 ms to compile per process
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
+_HAS_CJK = _CJK_RUN  # one compiled class: each costs ~1.7 ms per process
 
 # Words that carry no topic. Query-side only matters for relevance; dropping them at index time too keeps
 # postings small.
@@ -41,8 +41,20 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+_STEMS: dict[str, str] = {}
+
+
 def stem(word: str) -> str:
     """Light English normalisation (a trimmed Porter step 1): fold plurals, -ed, -ing and a final -e."""
+    done = _STEMS.get(word)
+    if done is None:
+        done = _stem(word)
+        if len(_STEMS) < 200_000:  # bounded: a bulk build sees a Zipfian vocabulary, so this hits ~99 %
+            _STEMS[word] = done
+    return done
+
+
+def _stem(word: str) -> str:
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -78,7 +90,7 @@ def _cjk_tokens(run: str, mode: str) -> list[str]:
 def tokens(text: str, mode: str = "bigram", stop: bool = True) -> list[str]:
     """Index tokens of `text`, in order. Stopwords are dropped unless `stop` is False."""
     out: list[str] = []
-    for word in _WORD.findall(normalize(text)):
+    for word in _WORD.findall(normalize(text).replace("_", " ")):
         if word.isascii():
             if not stop or word not in STOPWORDS:
                 out.append(stem(word))

@@ -1,0 +1,156 @@
+"""Search speed on generated vaults: `python bench/search.py [--sizes 1000,10000,100000] [--runs 15]`.
+
+For each size it builds a vault of cards (~490 bytes each, half Chinese, 84 month folders, deterministic) under
+a temporary folder and prints, in one run:
+- build: full index build in a fresh process (Index.refresh over every card, no index on disk),
+- one new card: write a card, then the in-process refresh that indexes it (p50 of 10),
+- search: whole-process `memvault search WORDS` (p50/p95 over --runs calls and 4 queries, warm index), both
+  through the Typer app (memvault.cli:app, today's entry point) and through memvault.fastcli:main (the
+  Typer-free search path the entry point should use),
+- rg: whole-process `rg -l -i -e WORD …` over cards/ for the same words, and the ratio rg / search.
+Goals at 100k (issue 5): search >= 4x faster than rg and <= 100 ms p50; build <= 10 s; one new card <= 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from memvault import codec  # noqa: E402
+from memvault.model import Card  # noqa: E402
+
+ZH = ("数据库备份迁移服务器容器配置网络端口证书域名日志监控告警磁盘内存缓存队列任务调度用户订单支付"
+      "价格运费库存商品图片搜索索引小说章节人物线索结局视角码头灯塔雾港警察记者编辑平台连载读者")
+SYLL = ["ka", "lo", "mi", "ter", "sun", "ber", "dol", "vex", "pra", "qui", "zan", "fo", "rin", "tas", "mor"]
+QUERIES = ["postgres backup", "数据库 迁移", "kalomi vexter", "caddy certificate renewal"]
+
+
+def words(rng: random.Random, n: int) -> list[str]:
+    vocab = [a + b + c for a in SYLL for b in SYLL for c in ("", "n", "s", "ter")]
+    common = ["postgres", "backup", "caddy", "certificate", "renewal", "docker", "queue", "stripe", "deploy"]
+    return [rng.choice(common) if rng.random() < 0.05 else vocab[min(int(rng.paretovariate(1.1)), len(vocab)) - 1]
+            for _ in range(n)]
+
+
+def make_vault(root: Path, n: int) -> None:
+    rng = random.Random(n)
+    shutil.copytree(ROOT / "vault-template", root)
+    months = [f"{2020 + m // 12}-{m % 12 + 1:02d}" for m in range(84)]
+    for i in range(n):
+        month = months[i % 84]
+        cid = f"c-{month.replace('-', '')}{(i // 84) % 28 + 1:02d}-{i:06x}"
+        if i % 2:
+            title = "".join(rng.choice(ZH) for _ in range(10))
+            body = "".join(rng.choice(ZH) for _ in range(120))
+        else:
+            title = " ".join(words(rng, 6)).capitalize()
+            body = " ".join(words(rng, 55)) + "."
+        ents = tuple(sorted({f"ent-{rng.randrange(n // 20 + 5)}" for _ in range(2)}))
+        card = Card(id=cid, kind="fact", title=title, body=body, project=f"p{i % 7}", entities=ents,
+                    created=f"{month}-01T10:00:00Z", valid_from=f"{month}-01",
+                    source={"kind": "distill", "run": "r-1", "episodes": [f"ep-{i:08d}"]})
+        folder = root / "cards" / month
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{cid}.md").write_text(codec.card_to_text(card), encoding="utf-8")
+
+
+# Installed packages run from byte-code caches; this checkout's environment may disable them
+# (PYTHONDONTWRITEBYTECODE), which would add ~20 ms of compiling to every call. Cache outside the repository.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(cmd: list[str], env=None) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - start
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p * (len(values) - 1))))]
+
+
+def bench(size: int, runs: int, base: Path) -> dict:
+    root = base / f"v{size}"
+    t = time.perf_counter()
+    make_vault(root, size)
+    gen = time.perf_counter() - t
+    py = sys.executable
+    build = timed(env=ENV, cmd=[py, "-c", "import sys; from pathlib import Path; from memvault.index import Index; "
+                   "Index(Path(sys.argv[1])).refresh(full=True)", str(root)])
+    typer_cmd = [str(base / "memvault-typer"), "--vault", str(root), "search"]
+    cmd = [str(base / "memvault-fast"), "--vault", str(root), "search"]
+    for q in QUERIES:  # warm: settings cache, page cache, byte-code cache
+        timed(cmd + q.split(), ENV)
+        timed(typer_cmd + q.split(), ENV)
+    search_t, typer_t, rg_t = [], [], []
+    for _ in range(runs):
+        for q in QUERIES:
+            search_t.append(timed(cmd + q.split(), ENV))
+            typer_t.append(timed(typer_cmd + q.split(), ENV))
+            rg = ["rg", "-l", "-i"]
+            for w in q.split():
+                rg += ["-e", w]
+            rg_t.append(timed(rg + [str(root / "cards")]))
+    # one new card, in process: what a search pays the first time after a card arrives
+    from memvault.index import Index
+
+    new_t = []
+    with Index(root) as idx:
+        idx.refresh()
+        for k in range(10):
+            card = Card(id=f"c-20260101-n{k:05d}", kind="fact", title=f"New card {k} about zanfo",
+                        body="fresh text 新的卡片", created="2026-01-01T00:00:00Z")
+            folder = root / "cards" / "2026-01"
+            folder.mkdir(exist_ok=True)
+            (folder / f"{card.id}.md").write_text(codec.card_to_text(card), encoding="utf-8")
+            t = time.perf_counter()
+            report = idx.refresh()
+            new_t.append(time.perf_counter() - t)
+            assert report.cards_added == 1
+    shutil.rmtree(root)
+    return {"size": size, "generate_s": gen, "build_s": build, "search_p50": pct(search_t, .5),
+            "typer_p50": pct(typer_t, .5),
+            "search_p95": pct(search_t, .95), "rg_p50": pct(rg_t, .5), "new_card_p50": pct(new_t, .5)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--runs", type=int, default=10)
+    args = ap.parse_args()
+    if shutil.which("rg") is None:
+        print("ripgrep (rg) is missing: install it with `apt-get install -y ripgrep` and run again", file=sys.stderr)
+        return 2
+    print(f"queries: {QUERIES}; {args.runs} runs each; whole-process times")
+    print(f"{'cards':>7} {'build s':>8} {'new card ms':>11} {'search p50 ms':>13} {'p95 ms':>7} "
+          f"{'typer p50 ms':>12} {'rg -l p50 ms':>12} {'rg/search':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        ENV["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        for name, target in (("memvault-fast", "memvault.fastcli import main"), ("memvault-typer",
+                                                                                "memvault.cli import app as main")):
+            script = Path(tmp) / name
+            script.write_text(f"#!{sys.executable}\nimport sys\nfrom {target}\nsys.exit(main())\n")
+            script.chmod(0o755)
+        for size in (int(s) for s in args.sizes.split(",")):
+            r = bench(size, args.runs, Path(tmp))
+            print(f"{r['size']:>7} {r['build_s']:>8.2f} {r['new_card_p50'] * 1000:>11.1f} "
+                  f"{r['search_p50'] * 1000:>13.1f} {r['search_p95'] * 1000:>7.1f} {r['typer_p50'] * 1000:>12.1f} "
+                  f"{r['rg_p50'] * 1000:>12.1f} "
+                  f"{r['rg_p50'] / r['search_p50']:>9.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -291,6 +291,19 @@ def pending_episodes(vault: Vault, project: str | None = None) -> list[Episode]:
     return eps
 
 
+def _redact_proposal(p: cardlib.Proposal, rules) -> cardlib.Proposal:
+    """What the model writes is redacted too: a model may echo or invent a secret, and cards go to disk."""
+    from memvault import redact
+
+    def clean(text):
+        return redact.redact(text, rules).text if text else text
+
+    return dataclasses.replace(
+        p, title=clean(p.title), body=clean(p.body), entities=tuple(clean(e) for e in p.entities),
+        subject=clean(p.subject), field=clean(p.field), value=clean(p.value), tags=tuple(clean(t) for t in p.tags),
+    )
+
+
 def distill(
     vault: Vault,
     env: Mapping[str, str],
@@ -444,6 +457,7 @@ def _process(run: _Run, batch: list[Episode]) -> None:
             data = extract_json(reply.text)
             proposals = cardlib.validate_output(data, n_episodes=len(batch), n_related=len(related),
                                                 kinds=run.kinds)
+            proposals = [_redact_proposal(p, run.rules) for p in proposals]
             break
         except (ValueError, cardlib.InvalidOutput) as exc:
             error = str(exc)

@@ -149,6 +149,8 @@ def sweep(root: Path, questions: list[dict], mode: str) -> int:
         {"title": 2.0, "entities": 1.5, "body": 1.0, "tags": 1.0},
         {"title": 3.0, "entities": 2.0, "body": 1.0, "tags": 1.5},
         {"title": 4.0, "entities": 2.0, "body": 1.0, "tags": 1.5},
+        {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5},
+        {"title": 5.0, "entities": 3.0, "body": 1.0, "tags": 1.5},
         {"title": 3.0, "entities": 3.0, "body": 1.0, "tags": 1.5},
         {"title": 2.0, "entities": 1.0, "body": 1.5, "tags": 1.0},
     ]

@@ -65,7 +65,8 @@ DEFAULTS: dict[str, Any] = {
         "synopsis": {"pinned": True},
         "reflection": {"pinned": False},
     },
-    "search": {"limit": 10, "hops": 1, "snippet_chars": 160},
+    "search": {"limit": 10, "hops": 1, "snippet_chars": 160, "chinese": "bigram", "floor": 0.15,
+               "episode_floor": 0.1, "stat_all_below": 5000},
     "context": {"budget_tokens": 2000},
 }
 

@@ -5,6 +5,14 @@ a whole search must take well under 100 ms. `main` therefore handles exactly the
 understands (global --vault/-V, then `search` with its documented options) and hands everything else — other
 commands, --help, --debug, unknown or malformed options — to the Typer app unchanged, so behaviour and messages
 stay those of memvault.cli. Output and exit codes are the same as the Typer command, which uses `render_text`.
+
+Wiring (entry point, owned by the CLI): `[project.scripts] memvault = "memvault.__main__:main"` with
+    def main():
+        code = try_search(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+        from memvault.cli import app
+        app(prog_name="memvault")
 """
 
 from __future__ import annotations
@@ -102,23 +110,17 @@ def run(opts: dict[str, Any]) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> Any:
-    args = sys.argv[1:] if argv is None else argv
-    opts = parse(args)
+def try_search(argv: list[str]) -> int | None:
+    """Run `argv` if it is a plain search command line and return the exit code; None means "not mine: hand
+    the command line to memvault.cli". The entry point calls this before importing Typer (see module doc)."""
+    opts = parse(argv)
     if opts is None:
-        from memvault.cli import app
-
-        return app(args=args, prog_name="memvault")
+        return None
     try:
-        code = run(opts)
+        return run(opts)
     except KeyboardInterrupt:
         sys.stderr.write("memvault: interrupted\n")
-        code = 130
+        return 130
     except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
         sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
-        code = 70
-    sys.exit(code)
-
-
-if __name__ == "__main__":
-    main()
+        return 70

@@ -404,11 +404,28 @@ class Index:
             return
         import multiprocessing
 
+        # A bulk write touches B-tree pages all over the tables and indexes: with SQLite's 2 MB default cache
+        # most inserts miss it. 64 MB for the length of this connection only.
+        self.db.execute("PRAGMA cache_size = -65536")
         jobs = [(str(self.root), path, self.mode) for path, _m, _o in todo]
         workers = max(1, min(4, (os.cpu_count() or 1)))
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for (path, month, old), prepared in zip(todo, pool.imap(_prepare_star, jobs, chunksize=256)):
-                self._apply(path, month, old, prepared, report)
+        top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
+        self._bulk = {"next": top + 1, "cards": [], "fts": [], "ents": []}
+        if top == 0:
+            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end.
+            for name in _SECONDARY:
+                self.db.execute(f"DROP INDEX IF EXISTS {name}")
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for (path, month, old), prepared in zip(todo, pool.imap(_prepare_star, jobs, chunksize=256)):
+                    self._apply(path, month, old, prepared, report)
+            self._flush_bulk()
+        finally:
+            self._bulk = None
+            if top == 0:  # execute, not executescript: that would commit the open transaction
+                for stmt in _DDL.split(";"):
+                    if "CREATE INDEX" in stmt:
+                        self.db.execute(stmt)
 
     def _apply(self, path: str, month: str, old, prepared: tuple, report: RefreshReport) -> None:
         state = prepared[0]
@@ -435,28 +452,43 @@ class Index:
 
     def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, meta: dict[str, Any],
                      toks: dict[str, list[str]]) -> None:
-        ents = meta.get("entities") or []
-        tags = meta.get("tags") or []
-        cur = self.db.execute(
-            "INSERT INTO cards(id, path, month, mtime_ns, size, hash, kind, project, status, created, valid_from,"
-            " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
-            " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (meta["id"], path, month, st[0], st[1], digest, meta["kind"], meta.get("project"),
-             meta.get("status") or "active", meta.get("created") or "", meta.get("valid_from"),
-             meta.get("valid_to"), meta["title"], meta.get("body") or "", json.dumps(ents, ensure_ascii=False),
-             json.dumps(tags, ensure_ascii=False), json.dumps(meta.get("episodes") or []),
-             json.dumps(meta.get("supersedes") or []), json.dumps(meta.get("superseded_by") or []),
-             *(len(toks[f]) for f in CARD_FIELDS)),
-        )
-        rowid = cur.lastrowid
-        self.db.execute("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)",
-                        (rowid, *(" ".join(toks[f]) for f in CARD_FIELDS)))
-        if ents:
-            self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)",
-                                [(rowid, e) for e in dict.fromkeys(ents)])
-            for e in dict.fromkeys(ents):
-                self._add_keys(e, [e.replace("-", " ")])
-        self._bump(1, [len(toks[f]) for f in CARD_FIELDS])
+        ents = list(dict.fromkeys(meta.get("entities") or []))
+        encoded = meta.get("_json") or _encode(meta)
+        lens = [len(toks[f]) for f in CARD_FIELDS]
+        bulk = getattr(self, "_bulk", None)
+        if bulk is not None:
+            # Bulk build: rows go in with executemany, several thousand at a time (explicit rowids).
+            rowid = bulk["next"]
+            bulk["next"] += 1
+        else:
+            rowid = None
+        row = (rowid, meta["id"], path, month, st[0], st[1], digest, meta["kind"], meta.get("project"),
+               meta.get("status") or "active", meta.get("created") or "", meta.get("valid_from"),
+               meta.get("valid_to"), meta["title"], meta.get("body") or "", *encoded, *lens)
+        fts = meta.get("_fts") or tuple(" ".join(toks[f]) for f in CARD_FIELDS)
+        if bulk is not None:
+            bulk["cards"].append(row)
+            bulk["fts"].append((rowid, *fts))
+            bulk["ents"].extend((rowid, e) for e in ents)
+        else:
+            rowid = self.db.execute(_INSERT_CARD, row).lastrowid
+            self.db.execute("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)",
+                            (rowid, *fts))
+            if ents:
+                self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)",
+                                    [(rowid, e) for e in ents])
+        for e in ents:
+            self._add_keys(e, [e.replace("-", " ")])
+        self._bump(1, lens)
+        if bulk is not None and len(bulk["cards"]) >= 5000:
+            self._flush_bulk()
+
+    def _flush_bulk(self) -> None:
+        bulk = self._bulk
+        self.db.executemany(_INSERT_CARD, bulk["cards"])
+        self.db.executemany("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)", bulk["fts"])
+        self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)", bulk["ents"])
+        bulk["cards"], bulk["fts"], bulk["ents"] = [], [], []
 
     def _add_keys(self, slug: str, names: Iterable[str]) -> None:
         """Names and aliases of an entity as token keys, so a query naming it finds it without a scan."""
@@ -676,6 +708,20 @@ class Index:
         return out
 
 
+_SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
+_INSERT_CARD = (
+    "INSERT INTO cards(rowid, id, path, month, mtime_ns, size, hash, kind, project, status, created, valid_from,"
+    " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
+    " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _encode(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    return (json.dumps(list(meta.get("entities") or []), ensure_ascii=False),
+            json.dumps(list(meta.get("tags") or []), ensure_ascii=False),
+            json.dumps(list(meta.get("episodes") or [])), json.dumps(list(meta.get("supersedes") or [])),
+            json.dumps(list(meta.get("superseded_by") or [])))
+
+
 def card_tokens(meta: Mapping[str, Any], mode: str) -> dict[str, list[str]]:
     ents = meta.get("entities") or []
     return {
@@ -707,6 +753,9 @@ def _prepare_card(root: str, path: str, mode: str) -> tuple:
         text = raw.decode("utf-8")
         meta = parse_card_fast(text) or _parse_card_slow(text, path)
         toks = card_tokens(meta, mode)
+        # Encoded here so that a bulk build does this work in the worker processes.
+        meta["_json"] = _encode(meta)
+        meta["_fts"] = tuple(" ".join(toks[f]) for f in CARD_FIELDS)
     except UnicodeDecodeError:
         problem = f"{path}: not valid UTF-8"
     except Exception as exc:  # noqa: BLE001 - VaultFormatError or yaml trouble: skip this card only

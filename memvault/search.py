@@ -32,6 +32,7 @@ from memvault.index import CARD_FIELDS, EPISODE_FIELDS, Index, fts_match, find_r
 CARD_WEIGHTS = {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5}
 EPISODE_WEIGHTS = {"user": 1.0, "assistant": 1.0}
 POOL = 150  # BM25 candidates re-scored per query
+BIG = 5000  # an OR query matching more cards than this tries the AND of its words first
 COMMON = 0.10  # terms in more than this share of documents are left out of the candidate query …
 ENTITY_CAP = 200  # … and an entity contributes at most its newest this many cards
 SUPERSEDED_NOW = 0.45  # weight of a superseded card for a "what is true now" question
@@ -306,10 +307,17 @@ def _search_cards(idx: Index, q: _Query, opts: SearchOptions) -> list[Hit]:
     match_terms = _prune(known, q.idfs, n_docs)
     cand: dict[int, None] = {}
     if match_terms:
-        rows = idx.db.execute(
-            f"SELECT c.rowid FROM cfts JOIN cards c ON c.rowid = cfts.rowid WHERE cfts MATCH ?{where}"
-            f" ORDER BY bm25(cfts, {', '.join(str(CARD_WEIGHTS[f]) for f in CARD_FIELDS)}) LIMIT {POOL}",
-            (fts_match(match_terms), *args)).fetchall()
+        sql = (f"SELECT c.rowid FROM cfts JOIN cards c ON c.rowid = cfts.rowid WHERE cfts MATCH ?{where}"
+               f" ORDER BY bm25(cfts, {', '.join(str(CARD_WEIGHTS[f]) for f in CARD_FIELDS)}) LIMIT {POOL}")
+        rows = []
+        if len(match_terms) > 1 and idx.db.execute(
+                "SELECT count(*) FROM cfts WHERE cfts MATCH ?", (fts_match(match_terms),)).fetchone()[0] > BIG:
+            # Trigger: tens of thousands of cards hold some query word. Why: ranking them all costs ~100 ms at
+            # 100k cards, and the cards holding every word are the best-scored anyway. Outcome: rank those
+            # first; the OR query runs only when too few cards hold them all.
+            rows = idx.db.execute(sql, (" AND ".join(f'"{t}"' for t in match_terms), *args)).fetchall()
+        if len(rows) < POOL:
+            rows = idx.db.execute(sql, (fts_match(match_terms), *args)).fetchall()
         cand.update((r[0], None) for r in rows)
     named: dict[str, tuple[list[str], int]] = {}  # entity slug -> (query terms naming it, degree)
     if not opts.bm25_only:

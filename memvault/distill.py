@@ -31,7 +31,7 @@ from memvault import codec
 from memvault.errors import LLMError, UsageError, VaultFormatError
 from memvault.model import Card, Episode
 from memvault.pages import EntityTable, recover, write_change_set
-from memvault.vault import Vault
+from memvault.vault import Vault, revoked_ids
 
 FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
 STATE = "distill.json"
@@ -83,6 +83,8 @@ class Summary:
     errors: list[str] = field(default_factory=list)
     stopped: str | None = None  # max_calls | llm_error
     recovered: str | None = None  # batch id rolled back from an interrupted run
+    rolled_back: int = 0  # batches undone because a history edit revoked episodes they consumed
+    rollback_fallback: list[str] = field(default_factory=list)  # of those, batches re-distilled without undo
     would_write: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -98,7 +100,8 @@ class Summary:
             "cards": {"created": self.created, "updated": self.updated, "merged": self.merged,
                       "superseded": self.superseded},
             "empty": self.empty, "failures": dict(self.failures), "errors": list(self.errors),
-            "stopped": self.stopped, "recovered": self.recovered,
+            "stopped": self.stopped, "recovered": self.recovered, "rolled_back": self.rolled_back,
+            "rollback_fallback": list(self.rollback_fallback),
             **({"would_write": self.would_write} if self.dry_run else {}),
         }
 
@@ -332,6 +335,8 @@ def distill(
         start = now()
         summary.run = f"r-{start.replace('-', '').replace(':', '')}-" + hashlib.sha256(
             f"{start}\x1f{socket.gethostname()}".encode()).hexdigest()[:4]
+        if not dry_run:
+            roll_back_history_edits(vault, summary, now)
         pending = pending_episodes(vault, project)
         summary.pending_before = len(pending)
         limit = int(cfg.get("max_episodes") or 0) if max_episodes is None else max_episodes
@@ -590,6 +595,86 @@ def _commit(run: _Run, batch_id: str, at: str, ids: list[str], working: dict[str
     write_change_set(run.vault, run.cards, working, before, run.entities.names, record,
                      hook=lambda point: _crash_point(f"{point}:{n}"))
     run.cards.update(working)
+
+
+# ---------------------------------------------------------------- rollback after a history edit (DESIGN §4)
+
+
+def roll_back_history_edits(vault: Vault, summary: Summary, now: Callable[[], str]) -> None:
+    """Undo every live batch that consumed an episode revoked by a history edit, newest first, one change
+    set and one `rollback` journal line per batch; its live episodes become pending again.
+
+    Purge revokes are not handled here: `forget --purge` already removed what it had to.
+    """
+    revoked = revoked_ids(vault, "history-edit")
+    if not revoked:
+        return
+    journal = vault.journal(problems=[])
+    stale = cardlib.stale_batches(journal, revoked)
+    if not stale:
+        return
+    current = {c.id: c for c in vault.cards(problems=[])}
+    table = EntityTable.load(vault)
+    undone = cardlib.rolled_back_batches(journal)
+    for n, rec in enumerate(stale, 1):
+        batch = str(rec.get("batch"))
+        later = cardlib.later_touches(journal, rec, undone)
+        at = now()
+        record: dict[str, Any] = {
+            "v": 1, "type": "rollback", "at": at, "run": summary.run,
+            "change": "rb-" + hashlib.sha256(f"rollback\x1f{batch}".encode()).hexdigest()[:12],
+            "batches": [batch], "reason": "history-edit",
+            "episodes": sorted(str(e) for e in rec["episodes"] if str(e) in revoked),
+        }
+        plan, problem = _plan(rec, current, later, revoked)
+        hook = lambda point, n=n: _crash_point(f"rollback-{point}:{n}")  # noqa: E731
+        if plan is None:
+            # Trigger: the batch's journal line cannot be undone (a before-image purged, damaged or missing).
+            # Why: guessing would rewrite cards nobody can audit. Outcome: its cards stay as they are and its
+            # live episodes, with the session's new turns, are distilled again (near-duplicates merge).
+            record.update(mode="redistill", problem=problem, removed=[], restored=[], trimmed=[], kept=[],
+                          updated=[])
+            write_change_set(vault, current, {}, {}, table.names, record, hook=hook)
+            summary.rollback_fallback.append(batch)
+        else:
+            # Before-images of what the rollback itself changes sit under `updated` (with `undo`), where
+            # `forget --purge` already blanks a purged card's text.
+            changes = [{"id": cid, "undo": "remove", "before": codec.card_to_text(current[cid])}
+                       for cid in plan.removed]
+            changes += [{"id": cid, "undo": "restore" if cid in plan.restored else "trim",
+                         "before": codec.card_to_text(current[cid])} for cid in sorted(plan.cards)]
+            record.update(mode="journal", removed=plan.removed, restored=plan.restored, trimmed=plan.trimmed,
+                          kept=plan.kept, updated=changes)
+            before = {cid: current[cid] for cid in [*plan.removed, *plan.cards]}
+            write_change_set(vault, current, plan.cards, before, table.names, record, removed=plan.removed,
+                             hook=hook)
+            for cid in plan.removed:
+                current.pop(cid, None)
+            current.update(plan.cards)
+        undone.add(batch)
+        summary.rolled_back += 1
+
+
+def _plan(rec: dict[str, Any], current: dict[str, Card], later: set[str],
+          revoked: set[str]) -> tuple[cardlib.RollbackPlan | None, str]:
+    """The rollback plan of one journal line, or (None, why) when the line does not allow an exact undo."""
+    changes = cardlib.batch_changes(rec)
+    if changes is None:
+        return None, "journal line has malformed card lists"
+    created, changed = changes
+    befores: dict[str, Card] = {}
+    for cid, text in changed.items():
+        card = None
+        if isinstance(text, str):
+            try:
+                card = codec.parse_card(text, f"journal before-image of {cid}")
+            except VaultFormatError:
+                card = None
+        if card is not None and card.id == cid:
+            befores[cid] = card
+        elif cid not in later and cid in current:
+            return None, f"no usable before-image of {cid}"
+    return cardlib.plan_rollback(created, befores, changed, current, later, revoked), ""
 
 
 # ---------------------------------------------------------------- --auto and stats

@@ -454,3 +454,21 @@ def _report(problems: list[VaultFormatError] | None, exc: VaultFormatError) -> N
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def revoked_ids(vault: Vault, reason: str) -> set[str]:
+    """Episode ids withdrawn by `revoke` lines with this reason. Lines that are not revokes are skipped with
+    a byte test before any JSON parsing: this runs at the start of every distill."""
+    out: set[str] = set()
+    for path in vault.episode_files():
+        rel = vault.rel(path)
+        for lineno, raw in iter_lines(path):
+            if raw is None or b'"revoke"' not in raw:
+                continue
+            try:
+                rec = codec.parse_record_line(raw, rel, lineno)
+            except VaultFormatError:
+                continue  # doctor reports damaged lines
+            if isinstance(rec, Revoke) and rec.reason == reason:
+                out.update(rec.ids)
+    return out

@@ -92,6 +92,13 @@ def _open_vault():
     return Vault.open(_state.get("vault"), os.environ)
 
 
+def _clean(vault, data: Any) -> Any:
+    """Reading commands filter their output through redaction once more (defence in depth)."""
+    from memvault import redact
+
+    return redact.redact_tree(data, redact.compile_rules(list(vault.config.section("redact").get("deny") or [])))
+
+
 def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False))
 
@@ -299,7 +306,7 @@ def show(
     from memvault.show import show as svc_show
 
     vault = _open_vault()
-    data = svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram")))
+    data = _clean(vault, svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram"))))
     if as_json:
         _print_json(data)
         return
@@ -343,7 +350,7 @@ def timeline(
 
     vault = _open_vault()
     with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
-        rows = svc_timeline(idx, entity, project, since, limit, show_all)
+        rows = _clean(vault, svc_timeline(idx, entity, project, since, limit, show_all))
     if as_json:
         _print_json({"entries": rows})
         return
@@ -377,7 +384,7 @@ def graph(
             return
         if not ident:
             raise UsageError("graph needs an ID (or --html)")
-        data = svc.neighbours(idx, ident, limit)
+        data = _clean(vault, svc.neighbours(idx, ident, limit))
     if as_json:
         _print_json(data)
         return

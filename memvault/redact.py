@@ -31,6 +31,7 @@ import functools
 import re
 import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from memvault.errors import UsageError
@@ -562,6 +563,18 @@ def count_by_rule(findings: Iterable[Finding]) -> dict[str, int]:
     for f in findings:
         counts[f.rule] = counts.get(f.rule, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def redact_tree(data: Any, rules: Rules | None = None) -> Any:
+    """Every string inside nested dicts/lists/tuples redacted: output of reading commands (show, timeline,
+    graph) is filtered once more, for vaults written by older versions or by hand."""
+    if isinstance(data, str):
+        return redact(data, rules).text if data else data
+    if isinstance(data, dict):
+        return {k: redact_tree(v, rules) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(redact_tree(v, rules) for v in data)
+    return data
 
 
 # --------------------------------------------------------------------------- span arithmetic

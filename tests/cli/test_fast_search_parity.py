@@ -1,0 +1,55 @@
+"""The entry point serves plain searches without Typer (memvault.fastcli); its output and exit codes must be
+exactly those of the Typer command for every command line it accepts, and it must hand over the rest."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from memvault.cli import app
+from memvault.fastcli import parse
+
+CARDS = [
+    ("Use Postgres for the orders database", "decision", "postgres", "shop"),
+    ("Orders are archived after 90 days", "rule", "postgres", "shop"),
+    ("主角林晚住在雾港", "fact", "林晚", "novel"),
+    ("Deploy with docker compose on Hetzner", "decision", "docker", "homelab"),
+]
+
+
+@pytest.fixture
+def filled(run):
+    for title, kind, entity, project in CARDS:
+        run("remember", title, "--kind", kind, "-e", entity, "--project", project, "--body", f"{title}.")
+    run("capture", input='{"role":"user","content":"should the orders table use postgres?","session":"p"}\n'
+                         '{"role":"assistant","content":"yes, postgres with SKIP LOCKED","session":"p"}\n')
+    return run
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "postgres"],
+    ["search", "postgres", "--json"],
+    ["search", "orders", "database", "-n", "1"],
+    ["search", "--project", "shop", "postgres", "--json"],
+    ["search", "-e", "postgres", "SKIP", "--json"],
+    ["search", "林晚", "住在哪里"],
+    ["search", "--kind=rule", "orders"],
+    ["search", "kubernetes", "autoscaling"],  # no match: exit 1
+])
+def test_fast_path_matches_typer(filled, vault, args):
+    assert parse(["--vault", str(vault), *args]) is not None  # really the fast path
+    typer_result = filled.cli.invoke(app, ["--vault", str(vault), *args])
+    fast = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), *args], capture_output=True,
+                          text=True)
+    assert fast.returncode == typer_result.exit_code
+    assert fast.stdout == typer_result.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "--help"], ["--debug", "search", "x"], ["search", "--bogus", "x"], ["search"], ["stats"],
+    ["search", "--limit", "many", "x"],
+])
+def test_everything_else_goes_to_typer(argv):
+    assert parse(argv) is None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import re
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,3 +150,13 @@ def build_config(file_data: Mapping[str, Any] | None, env: Mapping[str, str], or
             raise UsageError(f"environment variable {var} must be a {kind.__name__}") from None
         sources[f"{section}.{key}"] = f"env {var}"
     return Config(data=data, sources=sources)
+
+
+def clock_from_env(env: Mapping[str, str]) -> Callable[[], str]:
+    """UTC now as `YYYY-MM-DDTHH:MM:SSZ`; MEMVAULT_NOW pins it (tests, reproducible reruns)."""
+    pinned = env.get("MEMVAULT_NOW")
+    if pinned:
+        if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$", pinned):
+            raise UsageError("MEMVAULT_NOW must look like 2026-11-02T08:00:00Z")
+        return lambda: pinned
+    return lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

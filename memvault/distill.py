@@ -28,6 +28,7 @@ from typing import Any
 
 from memvault import cards as cardlib
 from memvault import codec
+from memvault.config import clock_from_env  # noqa: F401 - re-exported for callers of distill
 from memvault.errors import LLMError, UsageError, VaultFormatError
 from memvault.model import Card, Episode
 from memvault.pages import EntityTable, recover, write_change_set
@@ -40,16 +41,6 @@ _USER_MARK = "=== user ==="
 
 
 # ---------------------------------------------------------------- clock
-
-
-def clock_from_env(env: Mapping[str, str]) -> Callable[[], str]:
-    """UTC now as `YYYY-MM-DDTHH:MM:SSZ`; MEMVAULT_NOW pins it (tests, reproducible reruns)."""
-    pinned = env.get("MEMVAULT_NOW")
-    if pinned:
-        if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$", pinned):
-            raise UsageError("MEMVAULT_NOW must look like 2026-11-02T08:00:00Z")
-        return lambda: pinned
-    return lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _crash_point(name: str) -> None:

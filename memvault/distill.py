@@ -40,9 +40,6 @@ CACHE = "distilled.cache.json"
 _USER_MARK = "=== user ==="
 
 
-# ---------------------------------------------------------------- clock
-
-
 def _crash_point(name: str) -> None:
     """Fault injection for the kill -9 tests: MEMVAULT_CRASH_AT=<point>:<batch number> kills this process
     with SIGKILL at that point, exactly as an OOM killer or a power cut would. Unset in real use."""

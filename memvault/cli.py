@@ -575,3 +575,102 @@ def forget(
                + (f", {len(result.episodes_purged)} episodes removed" if result.episodes_purged else ""))
     for line in result.git_history:
         _err(line)
+
+
+# ------------------------------------------------------------------ context / export / import
+
+
+@app.command()
+@_guard
+def context(
+    query: Annotated[list[str], typer.Argument(help="What the prompt is about (English and/or Chinese).")],
+    budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Most tokens in the pack (default "
+                                                  "context.budget_tokens).")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project's cards, plus "
+                                                   "personal ones (no project).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the pack and its cards as JSON.")] = False,
+) -> None:
+    """A token-budgeted memory pack for an LLM prompt: pinned cards, then cards recalled for the query,
+    bucketed by kind and fenced as reference data. Exit 1 when the vault has nothing to put in.
+
+    Example: memvault context "set up the deploy pipeline" --project shop --budget 1500 | pbcopy
+    """
+    from memvault.context import build_context
+
+    result = build_context(_open_vault(), " ".join(query), budget=budget, project=project)
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        sys.stdout.write(result.pack)
+        sys.stdout.flush()
+
+
+@app.command("export")
+@_guard
+def export_cmd(
+    output: Annotated[str, typer.Option("--output", "-o", help="File to write, or '-' for stdout.")] = "-",
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project's cards and the "
+                                                   "entities they name.")] = None,
+) -> None:
+    """Write a portable JSON bundle of the vault's cards and entity pages (sorted, deterministic).
+
+    Example: memvault export --project shop -o shop.json && memvault --vault ~/other import shop.json
+    """
+    from memvault.bundle import export_bundle
+
+    result = export_bundle(_open_vault(), now=_now_fn(), project=project)
+    for problem in result.problems:
+        _err(f"warning: {problem}")
+    if result.flagged:
+        _err(f"warning: {len(result.flagged)} cards hold text the redaction rules flag: "
+             f"{', '.join(result.flagged[:10])}{' …' if len(result.flagged) > 10 else ''}")
+    text = result.to_text()
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from memvault.vault import atomic_write
+
+    try:
+        atomic_write(Path(output), text)
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write ({exc.strerror})") from None
+    _err(f"exported {len(result.bundle['cards'])} cards, {len(result.bundle['entities'])} entities to {output}")
+
+
+@app.command("import")
+@_guard
+def import_cmd(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A bundle made by `memvault export`; '-' reads stdin.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and report; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Add the cards and entity pages of a bundle; never overwrites (a different card with a known id is a
+    conflict, reported, and the vault's card stays). A bundle that does not validate is refused whole.
+
+    Example: memvault import shop.json --dry-run
+    """
+    from memvault.bundle import import_bundle
+
+    if file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"{file}: cannot read ({exc.strerror})") from None
+    result = import_bundle(_open_vault(), data, name="<stdin>" if file == "-" else file, now=_now_fn(),
+                           dry_run=dry_run)
+    for problem in result.problems:
+        _err(f"warning: {problem}")
+    if as_json:
+        _print_json(result.to_json())
+        return
+    for cid in result.conflicts:
+        _err(f"conflict: {cid} exists with different content; the vault's card was kept")
+    ents = ""
+    if result.entities_created or result.entities_merged:
+        ents = (f"; entity pages: {len(result.entities_created)} created, {len(result.entities_merged)} "
+                "prose merged")
+    typer.echo(f"{'dry run: would import' if dry_run else 'imported'} {len(result.imported)}, "
+               f"{len(result.identical)} identical, {len(result.conflicts)} conflicts{ents}")

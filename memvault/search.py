@@ -40,6 +40,10 @@ SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it
 HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
 HUB_DEGREE = 12  # … damped by sqrt(HUB_DEGREE / degree) once the entity is mentioned by more cards than this
 ENTITY_NAME_WEIGHT = 1.0
+EPISODE_K1, EPISODE_B = bm25.K1, 0.3
+NEIGHBOUR, NEIGHBOUR_FETCH = 0.3, 50
+SESSION = 0.25
+SPREAD, SPREAD_MIN_SESSIONS = 0.7, 5
 PRF_DOCS, PRF_TERMS, PRF_WEIGHT = 5, 0, 0.3  # feedback on episodes; off: measured on LoCoMo dev it lowers R@10 (REPORT)
 
 _HISTORY = re.compile(
@@ -47,7 +51,6 @@ _HISTORY = re.compile(
     r"formerly|former|prior|back then|old|older|once)\b|之前|原来|最早|以前|当初|起初|一开始|原先|最初|曾经|早先|先前|过去|旧的"
 )
 _CURRENT = re.compile(r"\b(?:now|currently|current|latest|today|these days|nowadays|still|at the moment|moment)\b|现在|目前|当前|最新|如今|还在")
-
 
 # NamedTuple, not dataclass: a dataclass costs ~2.5 ms of code generation at import, on every search call.
 class SearchOptions(NamedTuple):
@@ -526,6 +529,8 @@ def _search_episodes(idx: Index, q: _Query, opts: SearchOptions) -> list[Hit]:
     if not n_docs or not known:
         return []
     stats = bm25.Stats(n_docs=n_docs, avg_len=avg, df={})
+    if SPREAD and not opts.bm25_only:
+        q = q._replace(idfs=_spread_weights(idx, q.idfs, known))
     scored = _score_episodes(idx, q.terms, q.idfs, q.extra_mass, known, stats, n_docs, opts)
     if PRF_TERMS and scored and not opts.bm25_only:
         # Pseudo-relevance feedback (RM3-like): words the best turns share widen the query a little, so the
@@ -545,32 +550,91 @@ def _search_episodes(idx: Index, q: _Query, opts: SearchOptions) -> list[Hit]:
             terms = [*q.terms, *ranked]
             scored = _score_episodes(idx, terms, idfs, q.extra_mass, known + ranked, stats, n_docs, opts,
                                      coverage_terms=q.idfs)
+    if not opts.bm25_only:
+        scored = _with_context(idx, scored, opts)
     hits = []
-    for score, matched, row in scored:
-        _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta = row
+    for score, matched, row, *extra in scored:
+        _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta, _turn = row
         text = f"{user}\n{assistant}"
         title = " ".join(user.split())[:80] or " ".join(assistant.split())[:80]
+        why = (("matched: " + ", ".join(matched),) if matched else ()) + tuple(extra)
         hits.append(Hit(
             id=ep_id, kind="episode", title=title, project=project, status="live", score=score,
-            snippet=snippet(text, matched, opts.snippet_chars), why=("matched: " + ", ".join(matched),),
+            snippet=snippet(text, matched, opts.snippet_chars), why=why,
             refs=tuple(json.loads(refs)), created=at, session=session))
     return hits
+
+
+_EP_COLS = ("e.rowid, e.id, e.at, e.project, e.session, e.refs, e.user, e.assistant, f.user, f.assistant, e.turn")
+
+
+def _with_context(idx: Index, scored: list, opts: SearchOptions) -> list:
+    """Context within a conversation. A turn is often only understood with its neighbours (the reply to "what's
+    your best camping memory?" never says camping; "love the horse!" follows the photo it praises), so each
+    episode borrows NEIGHBOUR of the best score next to it in its session; and a session whose turns match
+    well lends SESSION of its best score to each of its episodes, which lifts the quieter turns of a story."""
+    if not (NEIGHBOUR or SESSION) or not scored:
+        return scored
+    own = {row[0]: (sc, m, row) for sc, m, row in scored}
+    pos = {(row[3], row[4], row[10]): row[0] for _s, _m, row in scored}
+    best_session: dict[tuple, float] = {}
+    for sc, _m, row in scored:
+        key = (row[3], row[4])
+        best_session[key] = max(best_session.get(key, 0.0), sc)
+    borrowed: dict[tuple, float] = {}
+    if NEIGHBOUR:
+        for sc, _m, row in scored:
+            for d in (-1, 1):
+                key = (row[3], row[4], row[10] + d)
+                borrowed[key] = max(borrowed.get(key, 0.0), sc)
+        missing = [k for k in borrowed if k not in pos]
+        for key in missing[:NEIGHBOUR_FETCH]:
+            r = idx.db.execute(
+                f"SELECT {_EP_COLS} FROM efts f JOIN episodes e ON e.rowid = f.rowid WHERE e.project = ? AND"
+                f" e.session = ? AND e.turn = ? AND e.id NOT IN (SELECT id FROM revoked)", key).fetchone()
+            if r is not None:
+                own[r[0]] = (0.0, [], r)
+                pos[key] = r[0]
+    out = []
+    for rowid, (sc, matched, row) in own.items():
+        total = sc + NEIGHBOUR * borrowed.get((row[3], row[4], row[10]), 0.0)
+        total += SESSION * best_session.get((row[3], row[4]), 0.0)
+        extra = [] if matched else ["next to a matching turn"]
+        out.append((total, matched, row, *extra))
+    return out
+
+
+def _spread_weights(idx: Index, idfs: dict[str, float], known: list[str]) -> dict[str, float]:
+    """Burstiness: a topic word comes in bursts (camping is talked about in three sessions), while a word used
+    in nearly every session (the other person's name, "thanks", the project's name) says little about which
+    turn is meant even when its turn-level IDF is moderate. A term's weight shrinks by SPREAD times the share
+    of sessions that hold it."""
+    n_sessions = idx.db.execute("SELECT count(*) FROM (SELECT DISTINCT project, session FROM episodes)").fetchone()[0]
+    if n_sessions < SPREAD_MIN_SESSIONS:
+        return idfs
+    out = dict(idfs)
+    for t in known:
+        (k,) = idx.db.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT e.project, e.session FROM efts f JOIN episodes e"
+            " ON e.rowid = f.rowid WHERE efts MATCH ?)", (fts_match([t]),)).fetchone()
+        out[t] = idfs[t] * (1.0 - SPREAD * k / n_sessions)
+    return out
 
 
 def _score_episodes(idx: Index, terms, idfs, extra_mass, match_terms, stats, n_docs, opts, coverage_terms=None):
     where = " AND e.project = ?" if opts.project else ""
     args = [opts.project] if opts.project else []
     rows = idx.db.execute(
-        f"SELECT e.rowid, e.id, e.at, e.project, e.session, e.refs, e.user, e.assistant, f.user, f.assistant"
+        f"SELECT {_EP_COLS}"
         f" FROM efts f JOIN episodes e ON e.rowid = f.rowid WHERE efts MATCH ?{where}"
         f" AND e.id NOT IN (SELECT id FROM revoked) ORDER BY bm25(efts) LIMIT {max(POOL, opts.limit * 3)}",
-        (fts_match(_prune(match_terms, idfs, n_docs)), *args)).fetchall()
+        (fts_match(_prune(match_terms, idfs, n_docs) if n_docs > BIG else match_terms), *args)).fetchall()
     base = coverage_terms if coverage_terms is not None else idfs
     mass = sum(base.values()) + extra_mass
     out = []
     for row in rows:
         s = bm25.score(terms, {"user": row[8].split(), "assistant": row[9].split()}, stats, EPISODE_WEIGHTS,
-                       idfs=idfs, extra_mass=extra_mass)
+                       k1=EPISODE_K1, b=EPISODE_B, idfs=idfs, extra_mass=extra_mass)
         coverage = sum(base[t] for t in s.matched if t in base) / mass if mass else 0.0
         if s.score <= 0 or coverage + 1e-9 < opts.episode_floor:
             continue

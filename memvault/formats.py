@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from memvault.errors import InputError
 from memvault.model import InputProblem, Message
 
-FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "sillytavern", "text")
+FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text")
 
 Item = Message | InputProblem
 
@@ -116,6 +116,15 @@ _SPEAKER_LINE = re.compile(
     re.IGNORECASE,
 )
 _CC_OTHER_TYPES = {"summary", "file-history-snapshot", "system", "queue-operation", "progress"}
+# Codex rollout lines are `{"timestamp", "type", "payload"}` envelopes of these types.
+_CODEX_LINE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+# Responses-API items other than messages: an older rollout holds them bare, one per line. No other format has
+# a line of these types, while a bare `{"type": "message", "role": …}` could be anyone's jsonl.
+_CODEX_ITEM_TYPES = {
+    "reasoning", "function_call", "function_call_output", "local_shell_call", "custom_tool_call",
+    "custom_tool_call_output", "web_search_call", "ghost_snapshot", "compaction",
+}
+_CODEX_HEADER_KEYS = {"id", "timestamp", "instructions", "git"}
 
 
 def sniff_format(head: bytes) -> str:
@@ -170,9 +179,29 @@ def _classify_line(obj: object) -> str | None:
         return "claude-code"
     if kind in _CC_OTHER_TYPES and ("leafUuid" in obj or "uuid" in obj or "messageId" in obj):
         return "claude-code"
+    if _is_codex_line(obj):
+        return "codex"
     if "role" in obj:
         return "jsonl"
     return None
+
+
+def _is_codex_line(obj: dict) -> bool:
+    kind = obj.get("type")
+    if kind in _CODEX_LINE_TYPES and isinstance(obj.get("payload"), dict):
+        return True
+    if kind in _CODEX_ITEM_TYPES and "role" not in obj:
+        return True
+    return _is_codex_header(obj) or _is_codex_state(obj)
+
+
+def _is_codex_header(obj: dict) -> bool:
+    """The older rollout's first line: the session itself, with no type."""
+    return "id" in obj and "timestamp" in obj and obj.keys() <= _CODEX_HEADER_KEYS
+
+
+def _is_codex_state(obj: dict) -> bool:
+    return obj.get("record_type") == "state" and "type" not in obj and "role" not in obj
 
 
 def _sniff_document(text: str) -> str | None:
@@ -436,6 +465,74 @@ def _parse_claude_code(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
     )
 
 
+# ------------------------------------------------------------------------------------------------- codex
+
+# Text that Codex sends in the user's role but the person never typed: environment and AGENTS.md context,
+# skills, `!cmd` shell runs, the note left after an interrupted turn.
+_CODEX_HARNESS_PREFIXES = (
+    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions for ", "<INSTRUCTIONS>",
+    "<turn_aborted>", "<user_shell_command>", "<user_shell_cmd>", "<skill>", "<skill ",
+    "<collaboration_mode>", "<permissions instructions>", "<permissions_instructions>",
+)
+# Items that are one tool step each: the model's calls sit with the assistant, results come back as tool
+# output.
+_CODEX_CALLS = {"function_call", "local_shell_call", "custom_tool_call", "web_search_call"}
+_CODEX_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+_CODEX_CWD = re.compile(r"<cwd>([^<]+)</cwd>")
+
+
+def _parse_codex(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
+    kind = obj.get("type")
+    if kind in _CODEX_LINE_TYPES:
+        payload = obj.get("payload")
+        if not isinstance(payload, dict):
+            raise _Shape("payload is not an object")
+        if kind == "session_meta":
+            # A forked rollout may copy its parent's lines after its own meta: the first id names this file.
+            if not state.get("session"):
+                state["session"] = _str_or_none(payload.get("id"))
+            if not state.get("project"):
+                state["project"] = _basename(payload.get("cwd"))
+        elif kind == "turn_context" and not state.get("project"):
+            state["project"] = _basename(payload.get("cwd"))
+        elif kind == "response_item":
+            yield from _codex_item(payload, lineno, state, normalize_ts(obj.get("timestamp")))
+        # event_msg repeats the messages as UI events (user_message, agent_message …); reading both would
+        # double every turn, so response_item is the one source. compacted holds a summary nobody said.
+        return
+    if _is_codex_header(obj):
+        if not state.get("session"):
+            state["session"] = _str_or_none(obj.get("id"))
+        return
+    if "record_type" in obj:
+        return  # the older rollout's state markers
+    yield from _codex_item(obj, lineno, state, normalize_ts(obj.get("timestamp")))
+
+
+def _codex_item(item: dict, lineno: int, state: dict, ts: str | None) -> Iterator[Item]:
+    kind = item.get("type")
+    ref = _str_or_none(item.get("id")) or _line_ref(state, lineno)
+    if kind in _CODEX_CALLS:
+        yield Message(role="assistant", text="", ref=ref, ts=ts, session=state.get("session"),
+                      project=state.get("project"), tools=1)
+        return
+    if kind in _CODEX_OUTPUTS:
+        yield Message(role="tool", text="", ref=ref, ts=ts, session=state.get("session"),
+                      project=state.get("project"), tools=1)
+        return
+    if kind != "message":
+        return  # reasoning (often encrypted), snapshots, compaction markers: never what was said
+    role = _role(item.get("role"))
+    text, tools = _content_text(item.get("content"))
+    harness = role == "user" and text.lstrip().startswith(_CODEX_HARNESS_PREFIXES)
+    if harness and not state.get("project"):
+        # The older rollout has no cwd field; its environment context still says where Codex ran.
+        m = _CODEX_CWD.search(text)
+        state["project"] = _basename(m.group(1)) if m else None
+    yield Message(role=role, text=text, ref=ref, ts=ts, session=state.get("session"),
+                  project=state.get("project"), tools=tools, harness=harness)
+
+
 # ------------------------------------------------------------------------------------------- sillytavern
 
 
@@ -482,7 +579,10 @@ def _session_from_name(name: str) -> str | None:
     return stem or None
 
 
-_LINE_PARSERS = {"jsonl": _parse_jsonl, "claude-code": _parse_claude_code, "sillytavern": _parse_sillytavern}
+_LINE_PARSERS = {
+    "jsonl": _parse_jsonl, "claude-code": _parse_claude_code, "codex": _parse_codex,
+    "sillytavern": _parse_sillytavern,
+}
 
 
 # ------------------------------------------------------------------------------ whole documents

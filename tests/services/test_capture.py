@@ -51,7 +51,8 @@ def test_every_sample_format_captures_once(vault, sample):
     assert _snapshot(vault) == before  # the second run wrote nothing at all
     for ep in _lines(vault):
         assert ep["id"].startswith("ep-") and ep["hash"].startswith("sha256:")
-        assert ep["source"]["kind"] in ("jsonl", "openai", "chatgpt", "claude-code", "sillytavern", "text")
+        assert ep["source"]["kind"] in ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern",
+                                        "text")
         assert ep["user"] or ep["assistant"]
 
 

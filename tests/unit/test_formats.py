@@ -43,6 +43,7 @@ def problems(items: list) -> list[InputProblem]:
 SAMPLES = {
     "claude-code-en.jsonl": "claude-code", "claude-code-zh.jsonl": "claude-code",
     "chatgpt-conversations.json": "chatgpt",
+    "codex-en.jsonl": "codex", "codex-zh.jsonl": "codex",
     "jsonl-en.jsonl": "jsonl", "jsonl-zh.jsonl": "jsonl",
     "openai-en.json": "openai", "openai-zh.json": "openai",
     "sillytavern-en.jsonl": "sillytavern", "sillytavern-zh.jsonl": "sillytavern",
@@ -187,6 +188,176 @@ def test_claude_code_unexpected_shape_is_reported_and_skipped():
         "cc.jsonl:2: unexpected shape: content is neither text nor a list of parts",
     ]
     assert [m.text for m in msgs(items)] == ["fine"]
+
+
+# ------------------------------------------------------------------------------------------------ codex
+
+
+def test_codex_en():
+    path = DATA / "codex-en.jsonl"
+    items = read(path)
+    assert problems(items) == []
+    ms = msgs(items)
+    assert [(m.role, m.harness, m.tools) for m in ms] == [
+        ("system", False, 0),  # developer: permissions instructions
+        ("user", True, 0), ("user", True, 0),  # AGENTS.md instructions, environment context
+        ("user", False, 0),
+        ("assistant", False, 0), ("assistant", False, 1), ("tool", False, 1), ("assistant", False, 0),
+        ("user", False, 0),
+        ("assistant", False, 1), ("tool", False, 1),  # apply_patch
+        ("assistant", False, 1), ("tool", False, 1),  # pytest
+        ("assistant", False, 0),
+        ("user", False, 0), ("assistant", False, 1), ("tool", False, 1),
+        ("user", True, 0),  # <turn_aborted>
+        ("user", False, 0), ("assistant", False, 0),
+    ]
+    q1 = ms[3]
+    assert q1.text.startswith("The sync worker retries forever")
+    assert q1.text.endswith("what backoff it uses today?")
+    assert q1.ref == f"{path}:6" and q1.ts == "2026-03-05T14:02:11Z"
+    assert ms[4].text == "I'll look for the retry loop in the sync workers first."
+    assert ms[7].text.startswith("The loop is in `tidepool/sync.py`") and ms[7].ts == "2026-03-05T14:02:19Z"
+    assert ms[17].text.startswith("<turn_aborted>")
+    assert ms[19].text.startswith("Understood. I'll route `SyncGaveUp`") and ms[19].ref == f"{path}:39"
+    assert {m.session for m in ms} == {"019cbd2e-5a41-7c02-9f3e-6b1d0c8a4e27"}
+    assert {m.project for m in ms} == {"tidepool"}
+    everything = "\n".join(m.text for m in ms)
+    for said_once in ("The sync worker retries forever", "Add exponential backoff", "The loop is in",
+                      "Never mind staging"):
+        assert everything.count(said_once) == 1, said_once  # event_msg copies are not read again
+    assert "Locating the retry loop" not in everything  # reasoning, and its agent_reasoning event
+    assert "tidepool/sync.py:41" not in everything  # tool output
+    assert "*** Begin Patch" not in everything and "41 passed" not in everything
+    assert all(not m.text for m in ms if m.tools)
+
+
+def test_codex_zh():
+    ms = msgs(read(DATA / "codex-zh.jsonl"))
+    assert [(m.role, m.harness, m.tools) for m in ms] == [
+        ("user", True, 0), ("user", True, 0),  # <user_instructions>, environment context
+        ("user", False, 0), ("assistant", False, 0), ("assistant", False, 1), ("tool", False, 1),
+        ("assistant", False, 0),
+        ("user", False, 0), ("assistant", False, 1), ("tool", False, 1), ("assistant", False, 0),
+        ("user", False, 0), ("assistant", False, 1), ("tool", False, 1), ("assistant", False, 0),
+    ]
+    assert ms[2].text == "小账本的导出功能现在只有 CSV。我想加一个按月导出的 Excel，用 openpyxl 还是 xlsxwriter？"
+    assert ms[7].text == "好，就用 xlsxwriter。金额列统一保留两位小数，表头加粗。"
+    assert ms[11].text == "继续" and ms[11].ts == "2026-01-20T03:20:15Z"
+    assert [m.text for m in ms if m.role == "user" and not m.harness] == [ms[2].text, ms[7].text, "继续"]
+    everything = "\n".join(m.text for m in ms)
+    assert "用户在给小账本加按月导出" not in everything  # the compaction summary was never said
+    assert "查找导出代码" not in everything and "ledger/export.py:12" not in everything
+    assert {m.project for m in ms} == {"ledger-mini"}
+    assert {m.session for m in ms} == {"019b7a10-c3d2-7e45-8a19-2f6e0b9d1c84"}
+
+
+def _codex_older_layout() -> bytes:
+    # Earlier Codex CLI versions, before the {"timestamp", "type", "payload"} envelope: a bare session header,
+    # then bare Responses-API items and {"record_type": "state"} markers, none with a timestamp or a cwd.
+    env = "<environment_context>\n  <cwd>C:\\Users\\wei\\src\\记账本</cwd>\n</environment_context>"
+    lines = [
+        {"id": "5c1e0a2b-93d4-4f6e-8a17-0b2c3d4e5f60", "timestamp": "2026-02-02T08:00:00.000Z",
+         "instructions": None, "git": {"branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": env}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "数据库迁移用 Alembic 吗？"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "**思考迁移工具**"}]},
+        {"type": "function_call", "id": "fc_1", "name": "shell", "arguments": "{\"command\":[\"ls\"]}",
+         "call_id": "call_1"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "{\"output\":\"alembic.ini\\n\"}"},
+        {"record_type": "state"},
+        {"type": "message", "id": "msg_9", "role": "assistant",
+         "content": [{"type": "output_text", "text": "是的，仓库里已经有 alembic.ini。"}]},
+    ]
+    return "\n".join(json.dumps(x, ensure_ascii=False) for x in lines).encode()
+
+
+def test_codex_older_layout():
+    data = _codex_older_layout()
+    assert sniff_format(data) == "codex"
+    items = read_bytes(data, "codex", "rollout-2026-02-02T08-00-00-5c1e.jsonl")
+    assert problems(items) == []
+    ms = msgs(items)
+    assert [(m.role, m.harness, m.tools, m.ref) for m in ms] == [
+        ("user", True, 0, "rollout-2026-02-02T08-00-00-5c1e.jsonl:3"),
+        ("user", False, 0, "rollout-2026-02-02T08-00-00-5c1e.jsonl:4"),
+        ("assistant", False, 1, "fc_1"),
+        ("tool", False, 1, "rollout-2026-02-02T08-00-00-5c1e.jsonl:7"),
+        ("assistant", False, 0, "msg_9"),
+    ]
+    assert ms[1].text == "数据库迁移用 Alembic 吗？" and ms[4].text == "是的，仓库里已经有 alembic.ini。"
+    assert {m.session for m in ms} == {"5c1e0a2b-93d4-4f6e-8a17-0b2c3d4e5f60"}
+    assert {m.project for m in ms} == {"记账本"}  # from the environment context's <cwd>
+    assert all(m.ts is None for m in ms)
+    assert "思考迁移工具" not in "".join(m.text for m in ms)
+
+
+def test_codex_harness_markers_and_bad_lines():
+    def user(text, ts="2026-02-03T01:02:03Z"):
+        part = {"type": "input_text", "text": text}
+        return {"timestamp": ts, "type": "response_item",
+                "payload": {"type": "message", "role": "user", "content": [part]}}
+
+    lines = [
+        {"timestamp": "2026-02-03T01:00:00Z", "type": "turn_context", "payload": {"cwd": "/srv/app/"}},
+        user("<user_shell_command>\n<command>git status</command>\n</user_shell_command>"),
+        user("<skill>\n<name>pdf</name>\n<path>skills/pdf/SKILL.md</path>\nbody\n</skill>"),
+        user("  <environment_context>\n  <cwd>/elsewhere</cwd>\n</environment_context>"),
+        user("Why does <environment_context> show up in my prompt?"),
+        {"timestamp": "2026-02-03T01:02:04Z", "type": "response_item", "payload": "not an object"},
+        {"timestamp": "2026-02-03T01:02:05Z", "type": "response_item",
+         "payload": {"type": "message", "role": "wizard", "content": []}},
+        {"timestamp": "2026-02-03T01:02:06Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": "sk-live-DO-NOT-ECHO-4242"}},
+        {"timestamp": "2026-02-03T01:02:07Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": 42}},
+        {"timestamp": "2026-02-03T01:02:08Z", "type": "response_item", "payload": {"type": "web_search_call",
+                                                                                  "status": "completed"}},
+        {"timestamp": "2026-02-03T01:02:09Z", "type": "response_item", "payload": {"type": "ghost_snapshot"}},
+        {"timestamp": "2026-02-03T01:02:10Z", "type": "event_msg",
+         "payload": {"type": "user_message", "message": "only an event, never read"}},
+    ]
+    data = "\n".join(json.dumps(x) for x in lines).encode()
+    assert sniff_format(data) == "codex"
+    items = read_bytes(data, "codex", "r.jsonl")
+    assert [str(p) for p in problems(items)] == [
+        "r.jsonl:6: unexpected shape: payload is not an object",
+        "r.jsonl:7: unexpected shape: missing or unknown role",
+        "r.jsonl:9: unexpected shape: content is neither text nor a list of parts",
+    ]
+    ms = msgs(items)
+    assert [(m.role, m.harness, m.tools) for m in ms] == [
+        ("user", True, 0), ("user", True, 0), ("user", True, 0), ("user", False, 0), ("user", False, 0),
+        ("assistant", False, 1)]
+    assert ms[3].text.startswith("Why does") and ms[3].ts == "2026-02-03T01:02:03Z"
+    assert {m.project for m in ms} == {"app"}  # turn_context's cwd when there is no session_meta
+    assert {m.session for m in ms} == {None}
+
+
+@pytest.mark.parametrize("head,fmt", [
+    (b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s"}}\n', "codex"),
+    (b'{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message"}}\n', "codex"),
+    (b'{"id":"s","timestamp":"2026-01-01T00:00:00Z"}\n{"type":"message","role":"user"}\n', "codex"),
+    (b'{"record_type":"state"}\n{"type":"message","role":"user","content":[]}\n', "codex"),
+    (b'{"type":"reasoning","id":"rs_1","summary":[]}\n', "codex"),
+    # Look-alikes that stay where they were: a role line is jsonl even with Responses-API parts, a
+    # typed line without a payload object is not an envelope, and ids with other keys are not a header.
+    (b'{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}\n', "jsonl"),
+    (b'{"type":"event_msg","payload":"x"}\n{"role":"user","content":"hi"}\n', "jsonl"),
+    (b'{"id":"m1","timestamp":"2026-01-01T00:00:00Z","role":"user","content":"hi"}\n', "jsonl"),
+    (b'{"type":"user","sessionId":"s","message":{"role":"user"},"payload":{}}\n', "claude-code"),
+])
+def test_sniff_codex_and_its_look_alikes(head, fmt):
+    assert sniff_format(head) == fmt
+
+
+@pytest.mark.parametrize("head", [
+    b'{"id":"m1","timestamp":"2026-01-01T00:00:00Z","text":"hello"}\n',
+    b'{"record_type":"state","value":1,"type":"x"}\n',
+])
+def test_sniff_codex_needs_its_own_shapes(head):
+    with pytest.raises(InputError):
+        sniff_format(head)
 
 
 # ------------------------------------------------------------------------------------------------ chatgpt
@@ -528,7 +699,7 @@ def test_unknown_format_name_is_refused():
 def test_bom_and_empty_inputs():
     bom = b'\xef\xbb\xbf{"role":"user","content":"x"}\n'
     assert [m.text for m in msgs(read_bytes(bom, "jsonl"))] == ["x"]
-    for fmt in ("jsonl", "claude-code", "sillytavern", "text"):
+    for fmt in ("jsonl", "claude-code", "codex", "sillytavern", "text"):
         assert read_bytes(b"", fmt) == []
 
 

@@ -158,7 +158,7 @@ def capture(
                 except OSError as exc:
                     raise UsageError(f"{f}: cannot read ({exc.strerror})") from None
         result = run_capture(
-            vault, opened, fmt=fmt, project=project, session=session,
+            vault, opened, fmt=fmt, project=project, session=session, now=_now_fn(),
             on_problem=lambda p: _err(f"warning: {p}"),
         )
     finally:
@@ -420,7 +420,7 @@ def reindex(
 
 
 def _now_fn():
-    from memvault.distill import clock_from_env
+    from memvault.config import clock_from_env
 
     return clock_from_env(os.environ)
 
@@ -485,6 +485,11 @@ def distill_cmd(
                           project=project, now=now, on_progress=None if as_json else _progress_printer())
     if summary.recovered:
         _err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
+    if summary.rolled_back and sys.stderr.isatty():
+        _err(f"rolled back {summary.rolled_back} batches whose turns were edited in the chat history")
+    if summary.rollback_fallback:
+        _err(f"warning: could not undo {len(summary.rollback_fallback)} batches from the journal; their turns are "
+             "distilled again and their cards kept")
     for message in summary.errors:
         _err(message)
     if as_json:

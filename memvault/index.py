@@ -153,8 +153,38 @@ def _source_episodes(value: str) -> list[str]:
     return [e for e in _flow_list(m.group(1)) if e] if m else []
 
 
+_CARD_LISTS = frozenset(("entities", "tags", "supersedes", "superseded_by"))
+_CARD_SCALARS = frozenset(("id", "kind", "title", "project", "created", "valid_from", "valid_to", "status", "subject",
+                           "field", "value"))
+_BAD, _SKIP = object(), object()
+# Most front-matter lines repeat from card to card ("kind: fact", "status: active", "tags: []", a month's
+# "created: …"): parsed once per process. Lines that are mostly unique are not kept; the cache is bounded.
+_LINES: dict[str, Any] = {}
+_UNIQUE = ("id:", "title:", "entities:", "source:")
+
+
+def _card_line(line: str) -> Any:
+    """One front-matter line: (key, value) with lists as tuples, _SKIP for a key the index ignores, _BAD when the
+    line is outside the layout codec.card_to_text writes."""
+    if not line or line[0] in " \t-#":
+        return _BAD
+    key, _sep, val = line.partition(":")
+    if not key.isidentifier() or (val and val[0] != " "):
+        return _BAD
+    try:
+        if key in _CARD_LISTS:
+            return key, tuple(str(x) for x in _flow_list(val) if x is not None)
+        if key == "source":
+            return "episodes", tuple(_source_episodes(val))
+        if key in _CARD_SCALARS:
+            return key, _plain(val)
+    except ValueError:
+        return _BAD
+    return _SKIP
+
+
 def parse_card_fast(text: str) -> dict[str, Any] | None:
-    """Front matter in exactly the layout codec.card_to_text writes (~20 µs); None means "use codec"."""
+    """Front matter in exactly the layout codec.card_to_text writes (~10 µs); None means "use codec"."""
     if not text.startswith("---\n"):
         return None
     end = text.find("\n---\n", 3)
@@ -164,22 +194,18 @@ def parse_card_fast(text: str) -> dict[str, Any] | None:
         else:
             return None
     meta: dict[str, Any] = {}
-    try:
-        for line in text[4:end].split("\n"):
-            if not line or line[0] in " \t-#":
-                return None
-            key, sep, val = line.partition(":")
-            if not key.isidentifier() or (val and val[0] != " "):
-                return None
-            if key in ("entities", "tags", "supersedes", "superseded_by"):
-                meta[key] = [str(x) for x in _flow_list(val) if x is not None]
-            elif key == "source":
-                meta["episodes"] = _source_episodes(val)
-            elif key in ("id", "kind", "title", "project", "created", "valid_from", "valid_to", "status", "subject",
-                         "field", "value"):
-                meta[key] = _plain(val)
-    except ValueError:
-        return None
+    cache = _LINES
+    for line in text[4:end].split("\n"):
+        got = cache.get(line)
+        if got is None:
+            got = _card_line(line)
+            if len(cache) < 20_000 and not line.startswith(_UNIQUE):
+                cache[line] = got
+        if got is _BAD:
+            return None
+        if got is not _SKIP:
+            key, value = got
+            meta[key] = list(value) if type(value) is tuple else value
     if not all(isinstance(meta.get(k), str) and meta[k] for k in ("id", "kind", "title")):
         return None
     if not _SAFE_ID.match(meta["id"]) or (meta.get("status") or "active") not in _STATUSES:
@@ -379,12 +405,15 @@ class Index:
                         continue
                     path = f"{rel}/{entry.name}"
                     seen.add(path)
+                    old = known.get(path)
+                    if old is None:  # new to the index: indexing reads and stats it (a build skips 100k stats)
+                        todo.append((path, rel, None))
+                        continue
                     try:
                         st = entry.stat()
                     except FileNotFoundError:
                         continue
-                    old = known.get(path)
-                    if old and old[1] == st.st_mtime_ns and old[2] == st.st_size:
+                    if old[1] == st.st_mtime_ns and old[2] == st.st_size:
                         continue
                     todo.append((path, rel, old))
         for path in known.keys() - seen:
@@ -396,12 +425,14 @@ class Index:
         self._apply(path, month, old, _prepare_card(str(self.root), path, self.mode), report)
 
     def _index_many(self, todo: list[tuple[str, str, Any]], report: RefreshReport) -> None:
-        """Index many card files. A bulk build (first search, reindex, a big git pull) reads, parses and
-        tokenises in worker processes — two thirds of its cost — while this process writes SQLite."""
+        """Index many card files. A bulk build (first search, reindex, a big git pull) reads, parses, tokenises
+        and encodes in worker processes while this process only writes SQLite: measured at 100k cards, the
+        writer is the critical path (FTS5 inserts), so it does as little Python per card as possible."""
         if len(todo) < BULK:
             for path, month, old in todo:
                 self.index_card_file(path, month, report, old)
             return
+        import gc
         import multiprocessing
 
         # A bulk write touches B-tree pages all over the tables and indexes: with SQLite's 2 MB default cache
@@ -410,22 +441,59 @@ class Index:
         jobs = [(str(self.root), path, self.mode) for path, _m, _o in todo]
         workers = max(1, min(4, (os.cpu_count() or 1)))
         top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
-        self._bulk = {"next": top + 1, "cards": [], "fts": [], "ents": []}
         if top == 0:
             # An empty index (first build, reindex): secondary indexes are cheaper built once at the end.
             for name in _SECONDARY:
                 self.db.execute(f"DROP INDEX IF EXISTS {name}")
+        # Trigger: a bulk build allocates millions of short-lived objects (rows, results from the workers) while
+        # the heap holds few cycles. Why: the cyclic collector then rescans the growing heap again and again
+        # (measured: a quarter of the writer's time). Outcome: off for the build, back on after.
+        gc_was = gc.isenabled()
+        gc.disable()
+        cards: list[tuple] = []
+        fts: list[tuple] = []
+        ents: list[tuple[int, str]] = []
+        slugs: dict[str, None] = {}
+        sums = [0, 0, 0, 0, 0]
+        rowid = top
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
                 for (path, month, old), prepared in zip(todo, pool.imap(_prepare_star, jobs, chunksize=256)):
-                    self._apply(path, month, old, prepared, report)
-            self._flush_bulk()
+                    if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
+                        self._apply(path, month, old, prepared, report)  # updates, deletions, problems
+                        continue
+                    _ok, (mtime, size), digest, (fields, texts, names, lens), _problem = prepared
+                    rowid += 1
+                    cards.append((rowid, path, month, mtime, size, digest, *fields))
+                    fts.append((rowid, *texts))
+                    for name in names:
+                        ents.append((rowid, name))
+                        slugs[name] = None
+                    sums[0] += 1
+                    sums[1] += lens[0]
+                    sums[2] += lens[1]
+                    sums[3] += lens[2]
+                    sums[4] += lens[3]
+                    if len(cards) >= 5000:
+                        self._write_rows(cards, fts, ents)
+                        cards, fts, ents = [], [], []
+            self._write_rows(cards, fts, ents)
+            report.cards_added += sums[0]
+            self._bump(sums[0], sums[1:])
+            for e in slugs:
+                self._add_keys(e, [e.replace("-", " ")])
         finally:
-            self._bulk = None
+            if gc_was:
+                gc.enable()
             if top == 0:  # execute, not executescript: that would commit the open transaction
                 for stmt in _DDL.split(";"):
                     if "CREATE INDEX" in stmt:
                         self.db.execute(stmt)
+
+    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str]]) -> None:
+        self.db.executemany(_INSERT_CARD, cards)
+        self.db.executemany("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)", fts)
+        self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)", ents)
 
     def _apply(self, path: str, month: str, old, prepared: tuple, report: RefreshReport) -> None:
         state = prepared[0]
@@ -434,7 +502,7 @@ class Index:
                 self._delete_card(old[0])
                 report.cards_removed += 1
             return
-        _state, st, digest, meta, toks, problem = prepared
+        _state, st, digest, rec, problem = prepared
         if old and old[3] == digest:
             self.db.execute("UPDATE cards SET mtime_ns = ?, size = ? WHERE rowid = ?", (st[0], st[1], old[0]))
             return
@@ -442,53 +510,23 @@ class Index:
             report.problems.append(problem)
         if old:
             self._delete_card(old[0])
-        if meta is None:
+        if rec is None:
             return
-        self._insert_card(path, month, st, digest, meta, toks)
+        self._insert_card(path, month, st, digest, rec)
         if old:
             report.cards_updated += 1
         else:
             report.cards_added += 1
 
-    def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, meta: dict[str, Any],
-                     toks: dict[str, list[str]]) -> None:
-        ents = list(dict.fromkeys(meta.get("entities") or []))
-        encoded = meta.get("_json") or _encode(meta)
-        lens = [len(toks[f]) for f in CARD_FIELDS]
-        bulk = getattr(self, "_bulk", None)
-        if bulk is not None:
-            # Bulk build: rows go in with executemany, several thousand at a time (explicit rowids).
-            rowid = bulk["next"]
-            bulk["next"] += 1
-        else:
-            rowid = None
-        row = (rowid, meta["id"], path, month, st[0], st[1], digest, meta["kind"], meta.get("project"),
-               meta.get("status") or "active", meta.get("created") or "", meta.get("valid_from"),
-               meta.get("valid_to"), meta["title"], meta.get("body") or "", *encoded, *lens)
-        fts = meta.get("_fts") or tuple(" ".join(toks[f]) for f in CARD_FIELDS)
-        if bulk is not None:
-            bulk["cards"].append(row)
-            bulk["fts"].append((rowid, *fts))
-            bulk["ents"].extend((rowid, e) for e in ents)
-        else:
-            rowid = self.db.execute(_INSERT_CARD, row).lastrowid
-            self.db.execute("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)",
-                            (rowid, *fts))
-            if ents:
-                self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)",
-                                    [(rowid, e) for e in ents])
-        for e in ents:
+    def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, rec: tuple) -> None:
+        fields, texts, names, lens = rec
+        rowid = self.db.execute(_INSERT_CARD, (None, path, month, st[0], st[1], digest, *fields)).lastrowid
+        self.db.execute("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)", (rowid, *texts))
+        if names:
+            self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)", [(rowid, e) for e in names])
+        for e in names:
             self._add_keys(e, [e.replace("-", " ")])
         self._bump(1, lens)
-        if bulk is not None and len(bulk["cards"]) >= 5000:
-            self._flush_bulk()
-
-    def _flush_bulk(self) -> None:
-        bulk = self._bulk
-        self.db.executemany(_INSERT_CARD, bulk["cards"])
-        self.db.executemany("INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)", bulk["fts"])
-        self.db.executemany("INSERT INTO card_entities(card, entity) VALUES (?, ?)", bulk["ents"])
-        bulk["cards"], bulk["fts"], bulk["ents"] = [], [], []
 
     def _add_keys(self, slug: str, names: Iterable[str]) -> None:
         """Names and aliases of an entity as token keys, so a query naming it finds it without a scan."""
@@ -710,35 +748,49 @@ class Index:
 
 _SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
 _INSERT_CARD = (
-    "INSERT INTO cards(rowid, id, path, month, mtime_ns, size, hash, kind, project, status, created, valid_from,"
+    "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"
     " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
     " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
-def _encode(meta: Mapping[str, Any]) -> tuple[str, ...]:
-    return (json.dumps(list(meta.get("entities") or []), ensure_ascii=False),
-            json.dumps(list(meta.get("tags") or []), ensure_ascii=False),
-            json.dumps(list(meta.get("episodes") or [])), json.dumps(list(meta.get("supersedes") or [])),
-            json.dumps(list(meta.get("superseded_by") or [])))
+def _json_list(items: list[Any]) -> str:
+    """json.dumps(list of str) with its default separators; the plain case without json's per-call setup."""
+    if not items:
+        return "[]"
+    if all(type(x) is str and x.isascii() and x.isprintable() and '"' not in x and "\\" not in x for x in items):
+        return '["' + '", "'.join(items) + '"]'
+    return json.dumps(items, ensure_ascii=False)
 
 
-def card_tokens(meta: Mapping[str, Any], mode: str) -> dict[str, list[str]]:
+def card_record(meta: Mapping[str, Any], mode: str) -> tuple:
+    """What the index stores of a parsed card: (cards columns after hash, FTS texts, entity slugs, field lengths).
+    Plain tuples of str and int, so that a bulk build's workers hand them over cheaply."""
     ents = meta.get("entities") or []
-    return {
-        "title": tokenize.tokens(meta["title"], mode),
+    fields = (
+        tokenize.joined(meta["title"], mode),
         # The entities field also carries the project and a state card's subject/field/value: words a
         # question uses to name what a card is about.
-        "entities": tokenize.tokens(" ".join([*(e.replace("-", " ") for e in ents), *(
+        tokenize.joined(" ".join([*(e.replace("-", " ") for e in ents), *(
             str(meta.get(k) or "").replace("_", " ").replace("-", " ")
             for k in ("project", "subject", "field", "value"))]), mode),
-        "body": tokenize.tokens(meta.get("body") or "", mode),
-        "tags": tokenize.tokens(" ".join(meta.get("tags") or []), mode),
-    }
+        tokenize.joined(meta.get("body") or "", mode),
+        tokenize.joined(" ".join(meta.get("tags") or []), mode),
+    )
+    lens = [n for _text, n in fields]
+    names = list(dict.fromkeys(ents))
+    row = (meta["id"], meta["kind"], meta.get("project"), meta.get("status") or "active",
+           meta.get("created") or "", meta.get("valid_from"), meta.get("valid_to"), meta["title"],
+           meta.get("body") or "", _json_list(list(ents)),
+           _json_list(list(meta.get("tags") or [])), _json_list(list(meta.get("episodes") or [])),
+           _json_list(list(meta.get("supersedes") or [])), _json_list(list(meta.get("superseded_by") or [])),
+           *lens)
+    return row, tuple(text for text, _n in fields), names, lens
 
 
 def _prepare_card(root: str, path: str, mode: str) -> tuple:
-    """Read, hash, parse and tokenise one card file: ("ok", (mtime_ns, size), digest, meta, tokens, problem)
-    or ("gone",). Runs in worker processes during bulk builds, so it touches no database."""
+    """Read, hash, parse and tokenise one card file: ("ok", (mtime_ns, size), digest, record, problem) or
+    ("gone",); record is card_record(...) or None. Runs in worker processes during bulk builds, so it touches
+    no database."""
     full_path = os.path.join(root, path)
     try:
         with open(full_path, "rb") as fh:
@@ -748,20 +800,17 @@ def _prepare_card(root: str, path: str, mode: str) -> tuple:
         return ("gone",)
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
     problem = None
-    meta = toks = None
+    rec = None
     try:
         text = raw.decode("utf-8")
         meta = parse_card_fast(text) or _parse_card_slow(text, path)
-        toks = card_tokens(meta, mode)
-        # Encoded here so that a bulk build does this work in the worker processes.
-        meta["_json"] = _encode(meta)
-        meta["_fts"] = tuple(" ".join(toks[f]) for f in CARD_FIELDS)
+        rec = card_record(meta, mode)
     except UnicodeDecodeError:
         problem = f"{path}: not valid UTF-8"
     except Exception as exc:  # noqa: BLE001 - VaultFormatError or yaml trouble: skip this card only
         problem = f"{path}: {getattr(exc, 'reason', None) or 'cannot be read as a card'}"
-        meta = None
-    return ("ok", (st.st_mtime_ns, st.st_size), digest, meta, toks, problem)
+        rec = None
+    return ("ok", (st.st_mtime_ns, st.st_size), digest, rec, problem)
 
 
 def _prepare_star(args: tuple) -> tuple:

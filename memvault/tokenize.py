@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from array import array
 
 VERSION = 2  # bump when the tokens an index holds would change
 MODES = ("bigram", "unibigram", "jieba")
@@ -87,8 +88,24 @@ def _cjk_tokens(run: str, mode: str) -> list[str]:
     return bigrams
 
 
+# ASCII text: NFKC leaves it alone, casefold is lower(), and `\w+` after "_" -> " " is [a-z0-9]+. One bytes
+# translate (letters lowered, everything else a space) and a split do all that ~4x faster than the regex.
+_ASCII_WORDS = bytes(
+    (c | 0x20 if 65 <= c <= 90 else c) if c < 128 and chr(c).isalnum() else 32 for c in range(256))
+
+
+def _ascii_tokens(text: str, stop: bool) -> list[str]:
+    words = text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    stems = _STEMS
+    if stop:
+        return [stems[w] if w in stems else stem(w) for w in words if w not in STOPWORDS]
+    return [stems[w] if w in stems else stem(w) for w in words]
+
+
 def tokens(text: str, mode: str = "bigram", stop: bool = True) -> list[str]:
     """Index tokens of `text`, in order. Stopwords are dropped unless `stop` is False."""
+    if text.isascii():
+        return _ascii_tokens(text, stop)
     out: list[str] = []
     for word in _WORD.findall(normalize(text).replace("_", " ")):
         if word.isascii():
@@ -108,6 +125,58 @@ def tokens(text: str, mode: str = "bigram", stop: bool = True) -> list[str]:
         if pos < len(word):
             out.append(stem(word[pos:]))
     return out
+
+
+def _bigram_text(run: str) -> str:
+    """" ".join of a CJK run's bigrams (len(run) >= 2), built with array slices instead of one string object
+    per bigram (~5x faster on a 120-character run)."""
+    chars = array("I")
+    chars.frombytes(run.encode("utf-32-le"))
+    out = array("I", [32]) * (3 * (len(chars) - 1))
+    out[0::3] = chars[:-1]
+    out[1::3] = chars[1:]
+    return out.tobytes()[:-4].decode("utf-32-le")
+
+
+def joined(text: str, mode: str = "bigram") -> tuple[str, int]:
+    """(" ".join(tokens(text, mode)), len(tokens(text, mode))) without building every token: what the index
+    stores of a field."""
+    if text.isascii():
+        toks = _ascii_tokens(text, True)
+        return " ".join(toks), len(toks)
+    if mode != "bigram":
+        toks = tokens(text, mode)
+        return " ".join(toks), len(toks)
+    parts: list[str] = []
+    n = 0
+    for word in _WORD.findall(normalize(text).replace("_", " ")):
+        if word.isascii():
+            if word not in STOPWORDS:
+                parts.append(stem(word))
+                n += 1
+            continue
+        if not _HAS_CJK.search(word):
+            if word not in STOPWORDS:
+                parts.append(word)
+                n += 1
+            continue
+        pos = 0
+        for m in _CJK_RUN.finditer(word):
+            if m.start() > pos:
+                parts.append(stem(word[pos : m.start()]))
+                n += 1
+            run = m.group()
+            if len(run) == 1:
+                parts.append(run)
+                n += 1
+            else:
+                parts.append(_bigram_text(run))
+                n += len(run) - 1
+            pos = m.end()
+        if pos < len(word):
+            parts.append(stem(word[pos:]))
+            n += 1
+    return " ".join(parts), n
 
 
 def cjk_runs(text: str) -> list[str]:

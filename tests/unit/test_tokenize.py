@@ -43,3 +43,12 @@ def test_bigram_mode_never_imports_jieba():
 def test_jieba_mode_segments_words():
     toks = tokenize.tokens("我们决定使用数据库", mode="jieba")
     assert "数据库" in toks and "决定" in toks
+
+
+def test_joined_is_the_join_and_count_of_tokens():
+    samples = ["数据库迁移 postgres_backup ＰｏｓｔｇｒｅＳＱＬ", "猫", "停电以后ZFS pool, the caches", "", "Decided: 3 policies",
+               "한국어 カタカナ 数据 x_y-z", "STRASSE straße ﬁle", "a 的了 数据库库"]
+    for text in samples:
+        toks = tokenize.tokens(text)
+        assert tokenize.joined(text) == (" ".join(toks), len(toks)), text
+    assert tokenize.joined("数据库") == ("数据 据库", 2)

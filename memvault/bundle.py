@@ -123,7 +123,7 @@ class ImportResult:
 
 @dataclass(frozen=True)
 class _Parsed:
-    cards: tuple[tuple[Card, str], ...]  # (card, canonical file text), sorted by id
+    cards: tuple[Card, ...]  # sorted by id
     entities: tuple[Entity, ...]
     digest: str
 
@@ -139,7 +139,7 @@ def import_bundle(vault: Vault, data: bytes, *, name: str, now: Callable[[], str
         recover(vault)
         result, all_cards, pages = _plan(vault, parsed, dry_run=False)
         wanted = set(result.imported)
-        new = {card.id: card for card, _text in parsed.cards if card.id in wanted}
+        new = {card.id: card for card in parsed.cards if card.id in wanted}
         if not new and not pages:
             return result
         at = now()
@@ -164,7 +164,7 @@ def _plan(vault: Vault, parsed: _Parsed, dry_run: bool):
     damaged: list[VaultFormatError] = []
     all_cards = {c.id: c for c in vault.cards(damaged)}
     result.problems.extend(str(p) for p in damaged)
-    for card, _text in parsed.cards:
+    for card in parsed.cards:
         path = vault.find_card_path(card.id)
         if path is None:
             result.imported.append(card.id)
@@ -219,16 +219,16 @@ def parse_bundle(data: bytes, name: str, kinds: Sequence[str]) -> _Parsed:
         ents_raw = []
     if _has_nul(raw):
         problems.append("contains a NUL character")
-    cards: dict[str, tuple[Card, str]] = {}
+    cards: dict[str, Card] = {}
     for i, item in enumerate(cards_raw):
         where = f"cards[{i}]"
         card = _check_card(item, where, kinds, problems)
         if card is None:
             continue
-        if card[0].id in cards:
-            problems.append(f"{where}.id: {card[0].id} appears twice")
+        if card.id in cards:
+            problems.append(f"{where}.id: {card.id} appears twice")
             continue
-        cards[card[0].id] = card
+        cards[card.id] = card
     entities: dict[str, Entity] = {}
     for i, item in enumerate(ents_raw):
         ent = _check_entity(item, f"entities[{i}]", problems)
@@ -247,7 +247,7 @@ def parse_bundle(data: bytes, name: str, kinds: Sequence[str]) -> _Parsed:
                    digest="sha256:" + hashlib.sha256(data).hexdigest()[:16])
 
 
-def _check_card(item: Any, where: str, kinds: Sequence[str], problems: list[str]) -> tuple[Card, str] | None:
+def _check_card(item: Any, where: str, kinds: Sequence[str], problems: list[str]) -> Card | None:
     if not isinstance(item, dict):
         problems.append(f"{where}: not an object")
         return None
@@ -288,19 +288,16 @@ def _check_card(item: Any, where: str, kinds: Sequence[str], problems: list[str]
         problems.append(f"{where}.source: not an object")
     if len(problems) > before:
         return None
+    # Through the codec both ways, like a card file: what is written is what `memvault show` will read back.
     text = f"---\n{codec.dump_front_matter(meta)}---\n{body}\n"
     try:
-        card = codec.parse_card(text, where)
-        canonical = codec.card_to_text(card)
-        if codec.parse_card(canonical, where) != card:
-            raise VaultFormatError(where, None, "does not survive a round trip")
+        return codec.parse_card(text, where)
     except VaultFormatError as exc:
         problems.append(exc.message)
         return None
     except Exception:  # noqa: BLE001 - a value YAML cannot carry; named by position only
         problems.append(f"{where}: a value cannot be written as front matter")
         return None
-    return card, canonical
 
 
 def _check_entity(item: Any, where: str, problems: list[str]) -> Entity | None:

@@ -40,10 +40,10 @@ SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it
 HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
 HUB_DEGREE = 12  # … damped by sqrt(HUB_DEGREE / degree) once the entity is mentioned by more cards than this
 ENTITY_NAME_WEIGHT = 1.0
-EPISODE_K1, EPISODE_B = bm25.K1, 0.3
-NEIGHBOUR, NEIGHBOUR_FETCH = 0.3, 50
-SESSION = 0.25
-SPREAD, SPREAD_MIN_SESSIONS = 0.7, 5
+EPISODE_K1, EPISODE_B = bm25.K1, 0.2  # turns are short and alike in length: less length normalisation (REPORT)
+NEIGHBOUR, NEIGHBOUR_FETCH = 0.3, 50  # an episode borrows this share of the best adjacent episode's score
+SESSION = 0.25  # … and this share of its session's best score
+SPREAD, SPREAD_MIN_SESSIONS = 0.7, 5  # burstiness: weight × (1 - SPREAD × share of sessions holding the term)
 PRF_DOCS, PRF_TERMS, PRF_WEIGHT = 5, 0, 0.3  # feedback on episodes; off: measured on LoCoMo dev it lowers R@10 (REPORT)
 
 _HISTORY = re.compile(

@@ -95,25 +95,31 @@ def _req_str(raw: dict[str, Any], key: str) -> str:
 # ---------------------------------------------------------------- front matter
 
 
-class _Dumper(yaml.SafeDumper):
+_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter is ~4x faster
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
     """Block style at the top, flow style inside (`entities: [a, b]`, `source: {kind: distill, …}`), and our
-    timestamps plain (`created: 2026-11-02T07:40:12Z`), as a person would write them."""
+    top-level timestamps plain (`created: 2026-11-02T07:40:12Z`), as a person would write them."""
 
 
 class _Top(dict):
     pass
 
 
-def _represent_str(dumper: yaml.SafeDumper, value: str):
-    if _TIMESTAMP.match(value):
-        return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value)
-    return dumper.represent_str(value)
+def _represent_top(dumper, data: "_Top"):
+    pairs = []
+    for key, value in data.items():
+        if isinstance(value, str) and _TIMESTAMP.match(value):
+            # Tagged as a timestamp so the emitter may write it plain; it loads back as the same string.
+            node = yaml.ScalarNode("tag:yaml.org,2002:timestamp", value)
+        else:
+            node = dumper.represent_data(value)
+        pairs.append((dumper.represent_data(key), node))
+    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=False)
 
 
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(
-    _Top, lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data.items(), flow_style=False)
-)
+_Dumper.add_representer(_Top, _represent_top)
 
 
 def dump_front_matter(meta: dict[str, Any]) -> str:

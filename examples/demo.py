@@ -42,8 +42,8 @@ def main() -> None:
         sh("capture", "--project", "tidepool", *map(str, logs))
         sh("stats")
         if has_command("search"):
-            sh("search", "--episodes", "postgres")
-            sh("search", "--episodes", "数据库")
+            sh("search", "--episodes", "postgres", "--limit", "3")
+            sh("search", "--episodes", "任务队列", "--limit", "3")
         if os.environ.get("MEMVAULT_LLM_BASE_URL") and has_command("distill"):
             sh("distill")
             sh("search", "database")

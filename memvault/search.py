@@ -278,7 +278,25 @@ def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     # question about now, oldest first for a history question.
     older_first = q.intent == "history"
     hits.sort(key=lambda h: (-round(h.score, 6), _age_key(h.created, older_first), h.id))
-    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=tuple(hits[: opts.limit]))
+    words = _surface_words(query, opts.mode)
+    shown = tuple(h._replace(why=tuple(_readable(w, words) for w in h.why)) for h in hits[: opts.limit])
+    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown)
+
+
+def _surface_words(query: str, mode: str) -> dict[str, str]:
+    """Index term -> the query word it came from, so `why` says "matched: databases", not "databas"."""
+    words: dict[str, str] = {}
+    for word in re.findall(r"[A-Za-z0-9][A-Za-z0-9'._-]*", query):
+        for term in tokenize.tokens(word, mode, stop=False):
+            words.setdefault(term, word.casefold())
+    return words
+
+
+def _readable(why: str, words: Mapping[str, str]) -> str:
+    if not why.startswith("matched: "):
+        return why
+    shown = dict.fromkeys(words.get(t, t) for t in why[len("matched: "):].split(", "))
+    return "matched: " + ", ".join(shown)
 
 
 def _age_key(created: str, older_first: bool) -> tuple:

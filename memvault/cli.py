@@ -147,6 +147,9 @@ def capture(
     from memvault.capture import capture as run_capture
 
     vault = _open_vault()
+    if not files and sys.stdin.isatty():
+        raise UsageError("capture reads chat logs from files or a pipe: memvault capture FILE… or "
+                         "cat chat.jsonl | memvault capture")
     opened = []
     try:
         for f in files or [Path("-")]:

@@ -242,18 +242,22 @@ def stats(
 @app.command()
 @_guard
 def doctor(
+    fix: Annotated[bool, typer.Option("--fix", help="Rewrite what is derived (entity page blocks, the "
+                                      "search index) before checking.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
 ) -> None:
     """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found).
 
-    Example: memvault doctor
+    Example: memvault doctor --fix
     """
     from memvault.doctor import check_vault
 
-    report = check_vault(_open_vault())
+    report = check_vault(_open_vault(), fix=fix)
     if as_json:
         _print_json(report.to_json())
     else:
+        for line in report.fixed:
+            typer.echo(f"fixed: {line}", err=True)
         for problem in report.problems:
             typer.echo(problem)
         typer.echo(f"checked {report.files} files: {len(report.problems)} problems", err=True)

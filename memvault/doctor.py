@@ -5,20 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memvault.errors import VaultFormatError
-from memvault.vault import Vault, iter_lines
+from memvault import pages
+from memvault.vault import Vault, atomic_write, iter_lines
 
 
 @dataclass
 class DoctorReport:
     files: int = 0
     problems: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"files": self.files, "problems": self.problems, "ok": not self.problems}
+        return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "ok": not self.problems}
 
 
-def check_vault(vault: Vault) -> DoctorReport:
+def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
+    """Check every file. With `fix`, rewrite what is derived (entity page blocks, the local index) first."""
     report = DoctorReport()
+    if fix:
+        report.fixed = _fix_derived(vault)
     errors: list[VaultFormatError] = []
     files = vault.episode_files()
     report.files += len(files)
@@ -42,12 +47,22 @@ def check_vault(vault: Vault) -> DoctorReport:
         if card.id in seen:
             errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
         seen[card.id] = vault.rel(path)
+    cards = vault.cards(problems=[])
     for path in vault.entity_files():
         report.files += 1
         try:
             vault.read_entity(path)
         except VaultFormatError as exc:
             errors.append(exc)
+            continue
+        if pages.page_update(vault, path.stem, cards, None)[1] is not None:
+            errors.append(VaultFormatError(vault.rel(path), None, "generated block is out of date (after a git "
+                                           "merge or a hand edit): run `memvault doctor --fix` or `memvault reindex`"))
+    for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *journal_files_of(vault)]:
+        for lineno, raw in iter_lines(path):
+            if raw is not None and raw.startswith((b"<<<<<<< ", b">>>>>>> ")):
+                errors.append(VaultFormatError(vault.rel(path), lineno, "git conflict marker: finish the merge"))
+                break
     journal_files = sorted((vault.root / "journal").glob("*.jsonl"))
     report.files += len(journal_files)
     vault.journal(problems=errors)
@@ -58,6 +73,32 @@ def check_vault(vault: Vault) -> DoctorReport:
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
     report.problems = [str(e.message) for e in errors]
     return report
+
+
+def journal_files_of(vault: Vault) -> list:
+    return sorted((vault.root / "journal").glob("*.jsonl"))
+
+
+def _fix_derived(vault: Vault) -> list[str]:
+    """Regenerate entity page blocks and drop the local search index (rebuilt on the next search)."""
+    fixed = []
+    cards = vault.cards(problems=[])
+    for path in vault.entity_files():
+        try:
+            target, text = pages.page_update(vault, path.stem, cards, None)
+        except ValueError:
+            continue
+        if text is not None:
+            atomic_write(target, text)
+            fixed.append(f"{vault.rel(target)}: generated block rewritten")
+    index = vault.local / "search.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        stale = index.with_name(index.name + suffix)
+        if stale.exists():
+            stale.unlink()
+            if not suffix:
+                fixed.append(".memvault/search.sqlite: removed, rebuilt on the next search")
+    return fixed
 
 
 def _ends_with_newline(path) -> bool:

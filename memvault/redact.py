@@ -89,9 +89,11 @@ def _regex(*patterns: str, group: int | str = 0,
            check: Callable[[re.Match[str]], bool] | None = None) -> Finder:
     """Search each pattern. Patterns should open with a literal: _sre then scans for it in C, ~10x faster
     than trying a leading lookbehind at every position (so boundaries go after the literal, see _tok)."""
-    rxs = [re.compile(p) for p in patterns]
+    rxs: list[re.Pattern[str]] = []
 
     def find(text: str, low: str) -> Iterator[Span]:
+        if not rxs:  # compiled on first use: most rules never fire in a process (search start-up)
+            rxs.extend(re.compile(p) for p in patterns)
         for rx in rxs:
             for m in rx.finditer(text):
                 if check is not None and not check(m):
@@ -106,11 +108,16 @@ def _regex(*patterns: str, group: int | str = 0,
 def _anchored(pattern: str, anchors: Sequence[str], back: str = "", check=None) -> Finder:
     """Case-insensitive rules with no literal to scan for: find the lowercase anchors with str.find (memchr
     speed) and try `pattern` only there, starting up to 40 `back` characters before the anchor."""
-    rx = re.compile(pattern)
-    anchor_rx = re.compile("|".join(re.escape(a) for a in sorted(anchors, key=len, reverse=True)))
-    back_set = frozenset(c for c in string.printable if re.fullmatch(f"[{back}]", c)) if back else frozenset()
+    compiled: list[Any] = []
 
     def find(text: str, low: str) -> Iterator[Span]:
+        if not compiled:  # compiled on first use, like _regex
+            compiled.extend((
+                re.compile(pattern),
+                re.compile("|".join(re.escape(a) for a in sorted(anchors, key=len, reverse=True))),
+                frozenset(c for c in string.printable if re.fullmatch(f"[{back}]", c)) if back else frozenset(),
+            ))
+        rx, anchor_rx, back_set = compiled
         done = 0
         for a in anchor_rx.finditer(low):
             i = a.start()

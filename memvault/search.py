@@ -443,15 +443,14 @@ def _named_entities(idx: Index, q: _Query, n_docs: int) -> dict[str, tuple[list[
             if terms and (prev is None or len(terms) > len(prev[0])):
                 out[slug] = (terms, 0)
     unknown = [t for t in q.terms if t.isascii() and len(t) >= 5 and q.idfs[t] >= bm25.max_idf(n_docs) - 1e-9]
-    if unknown:
-        from rapidfuzz import fuzz
+    for t in unknown:
+        for key, slug in idx.db.execute(
+                "SELECT key, slug FROM entity_keys WHERE first >= ? AND first < ? AND key NOT LIKE '% %'",
+                (t[0], chr(ord(t[0]) + 1))):
+            from rapidfuzz import fuzz  # only when there is a name to compare with (~15 ms to import)
 
-        for t in unknown:
-            for key, slug in idx.db.execute(
-                    "SELECT key, slug FROM entity_keys WHERE first >= ? AND first < ? AND key NOT LIKE '% %'",
-                    (t[0], chr(ord(t[0]) + 1))):
-                if fuzz.ratio(t, key) >= 85 and slug not in out:
-                    out[slug] = ([t], 0)
+            if fuzz.ratio(t, key) >= 85 and slug not in out:
+                out[slug] = ([t], 0)
     for slug in out:
         degree = idx.db.execute("SELECT count(*) FROM card_entities WHERE entity = ?", (slug,)).fetchone()[0]
         out[slug] = (out[slug][0], degree)

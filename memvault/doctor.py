@@ -47,7 +47,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         if card.id in seen:
             errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
         seen[card.id] = vault.rel(path)
-    cards = vault.cards(problems=[])
+    by_slug = pages.cards_by_entity(vault.cards(problems=[]))
     for path in vault.entity_files():
         report.files += 1
         try:
@@ -55,7 +55,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         except VaultFormatError as exc:
             errors.append(exc)
             continue
-        if pages.page_update(vault, path.stem, cards, None)[1] is not None:
+        if pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)[1] is not None:
             errors.append(VaultFormatError(vault.rel(path), None, "generated block is out of date (after a git "
                                            "merge or a hand edit): run `memvault doctor --fix` or `memvault reindex`"))
     for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *journal_files_of(vault)]:
@@ -82,10 +82,10 @@ def journal_files_of(vault: Vault) -> list:
 def _fix_derived(vault: Vault) -> list[str]:
     """Regenerate entity page blocks and drop the local search index (rebuilt on the next search)."""
     fixed = []
-    cards = vault.cards(problems=[])
+    by_slug = pages.cards_by_entity(vault.cards(problems=[]))
     for path in vault.entity_files():
         try:
-            target, text = pages.page_update(vault, path.stem, cards, None)
+            target, text = pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)
         except ValueError:
             continue
         if text is not None:

@@ -80,6 +80,15 @@ def render_block(slug: str, cards: Iterable[Card]) -> str:
     return "\n".join(lines)
 
 
+def cards_by_entity(cards: Iterable[Card]) -> dict[str, list[Card]]:
+    """slug -> the cards naming it; rendering every page from this is linear, not pages x cards."""
+    out: dict[str, list[Card]] = {}
+    for card in cards:
+        for slug in dict.fromkeys(card.entities):
+            out.setdefault(slug, []).append(card)
+    return out
+
+
 def page_update(vault: Vault, slug: str, cards: Iterable[Card], new_name: str | None) -> tuple[Path, str | None]:
     """(path, new text) for one entity page, or (path, None) when the bytes would not change.
 
@@ -146,8 +155,9 @@ def write_change_set(
                    | {s for c in before.values() if c is not None for s in c.entities}
                    | {s for cid in gone if cid in all_cards for s in all_cards[cid].entities})
     page_paths = []
+    by_slug = cards_by_entity(merged.values())
     for slug in slugs:
-        path, text = page_update(vault, slug, merged.values(), names.get(slug))
+        path, text = page_update(vault, slug, by_slug.get(slug, []), names.get(slug))
         if text is not None:
             files[path] = text
             page_paths.append(path)

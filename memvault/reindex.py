@@ -70,9 +70,10 @@ def _write_pages(vault: Vault, result: ReindexResult) -> str:
             if owner is None or owner == ent:
                 slugs.add(ent)
     written = 0
+    by_slug = pages.cards_by_entity(cards)
     for slug in sorted(slugs):
         try:
-            path, text = pages.page_update(vault, slug, cards, None)
+            path, text = pages.page_update(vault, slug, by_slug.get(slug, []), None)
         except ValueError:  # a slug that would leave the entities folder
             result.problems.append(f"entity {slug!r}: not a safe page name, skipped")
             continue

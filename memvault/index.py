@@ -16,7 +16,6 @@ Deleting the index is always safe: the next search rebuilds it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -798,6 +797,8 @@ def _prepare_card(root: str, path: str, mode: str) -> tuple:
             st = os.fstat(fh.fileno())
     except FileNotFoundError:
         return ("gone",)
+    import hashlib  # here, not at the top: loading OpenSSL costs ~4 ms of every search start-up
+
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
     problem = None
     rec = None

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault import tokenize
+from memvault.locate import locate_vault
 
 SCHEMA = 6
 BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
@@ -89,28 +90,8 @@ class RefreshReport:
 # ---------------------------------------------------------------- vault location without yaml
 
 
-def find_root(explicit: str | os.PathLike | None, env: Mapping[str, str], cwd: Path | None = None) -> Path:
-    """Same resolution as vault.locate_vault (--vault > MEMVAULT_DIR > nearest memvault.yaml > ~/memvault),
-    repeated here because importing vault.py pulls in yaml (~30 ms) on the search fast path."""
-    from memvault.errors import VaultMissing
-
-    def need(path: Path, how: str) -> Path:
-        if (path / "memvault.yaml").is_file():
-            return path.resolve()
-        raise VaultMissing(
-            f"no vault at {path} (from {how}): create one with `memvault init {path}` "
-            "or point --vault / MEMVAULT_DIR at an existing vault"
-        )
-
-    if explicit:
-        return need(Path(explicit).expanduser(), "--vault")
-    if env.get("MEMVAULT_DIR"):
-        return need(Path(env["MEMVAULT_DIR"]).expanduser(), "MEMVAULT_DIR")
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "memvault.yaml").is_file():
-            return folder
-    return need(Path(env.get("HOME") or Path.home()) / "memvault", "the default ~/memvault")
+# The vault's location, found without importing yaml (vault.py does) on the search fast path.
+find_root = locate_vault
 
 
 # ---------------------------------------------------------------- fast front-matter reader

@@ -24,33 +24,11 @@ import yaml
 from memvault import codec
 from memvault.config import Config, build_config
 from memvault.errors import Busy, VaultFormatError, VaultMissing
+from memvault.locate import CONFIG_NAME, locate_vault
 from memvault.model import Card, Entity, Episode, Revoke
 
-CONFIG_NAME = "memvault.yaml"
 LOCAL = ".memvault"
 _CACHE_VERSION = 2
-
-
-def locate_vault(explicit: str | os.PathLike | None, env: Mapping[str, str], cwd: Path | None = None) -> Path:
-    """--vault > MEMVAULT_DIR > nearest memvault.yaml walking up from cwd > ~/memvault."""
-    if explicit:
-        return _require_vault(Path(explicit).expanduser(), "--vault")
-    if env.get("MEMVAULT_DIR"):
-        return _require_vault(Path(env["MEMVAULT_DIR"]).expanduser(), "MEMVAULT_DIR")
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / CONFIG_NAME).is_file():
-            return folder
-    return _require_vault(Path(env.get("HOME") or Path.home()) / "memvault", "the default ~/memvault")
-
-
-def _require_vault(path: Path, how: str) -> Path:
-    if (path / CONFIG_NAME).is_file():
-        return path.resolve()
-    raise VaultMissing(
-        f"no vault at {path} (from {how}): create one with `memvault init {path}` "
-        "or point --vault / MEMVAULT_DIR at an existing vault"
-    )
 
 
 def read_config(root: Path, env: Mapping[str, str]) -> Config:

@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "memvault"
-PURE = {"redact", "tokenize", "bm25", "config", "model", "errors", "formats", "slug", "auto"}
+PURE = {"redact", "tokenize", "bm25", "config", "model", "errors", "formats", "slug", "auto", "locate"}
 
 
 def _imports(path: Path, top_level_only: bool) -> set[str]:

@@ -381,7 +381,7 @@ class Index:
         with contextlib.suppress(FileNotFoundError):
             with os.scandir(self.root / rel) as it:
                 for entry in it:
-                    if not entry.name.endswith(".md") or entry.name.startswith("."):
+                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
                         continue
                     path = f"{rel}/{entry.name}"
                     seen.add(path)
@@ -566,7 +566,7 @@ class Index:
         if mtime:
             with os.scandir(folder) as it:
                 for entry in it:
-                    if not entry.name.endswith(".md") or entry.name.startswith("."):
+                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
                         continue
                     slug = entry.name[:-3]
                     seen.add(slug)
@@ -605,8 +605,8 @@ class Index:
                     if not (len(month) == 2 and month.isdigit()) or not folder.is_dir():
                         continue
                     for name in os.listdir(folder):
-                        if name.endswith(".jsonl"):
-                            files[f"episodes/{year}/{month}/{name}"] = os.stat(folder / name)
+                        if name.endswith(".jsonl") and (st := os.stat(folder / name)).st_mode & 0o170000 == 0o100000:
+                            files[f"episodes/{year}/{month}/{name}"] = st  # regular files only
         known = {p: (s, m, c) for p, s, m, c in self.db.execute("SELECT path, size, mtime_ns, clean FROM efiles")}
         for rel in known.keys() - files.keys():
             self._drop_episode_file(rel)

@@ -223,7 +223,8 @@ class Vault:
 
     # -- episodes
     def episode_files(self) -> list[Path]:
-        return sorted((self.root / "episodes").glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/*.jsonl"))
+        return sorted(p for p in (self.root / "episodes").glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/*.jsonl")
+                      if p.is_file())
 
     def iter_records(
         self, files: list[Path] | None = None, problems: list[VaultFormatError] | None = None
@@ -309,7 +310,7 @@ class Vault:
 
     # -- cards
     def card_files(self) -> list[Path]:
-        return sorted((self.root / "cards").glob("*/*.md"))
+        return sorted(p for p in (self.root / "cards").glob("*/*.md") if p.is_file())
 
     def read_card(self, path: Path) -> Card:
         try:
@@ -347,7 +348,7 @@ class Vault:
 
     # -- entities
     def entity_files(self) -> list[Path]:
-        return sorted((self.root / "entities").glob("*.md"))
+        return sorted(p for p in (self.root / "entities").glob("*.md") if p.is_file())
 
     def read_entity(self, path: Path) -> Entity:
         try:

@@ -113,7 +113,12 @@ def test_doctor_reports_path_and_line(run, vault):
     card = vault / "cards" / "2026-11" / "c-20261101-0001.md"
     card.parent.mkdir(parents=True)
     card.write_text("---\nid: c-20261101-0001\nkind: fact\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    (vault / "cards" / "2026-11" / "a-folder.md").mkdir()  # odd things in the tree are not cards
+    (vault / "entities").mkdir(exist_ok=True)
+    (vault / "entities" / "folder.md").mkdir()
     res = run("doctor", code=3)
+    run("search", "anything", code=1)
+    run("reindex")
     lines = res.stdout.splitlines()
     assert f"{day.relative_to(vault).as_posix()}:4: invalid JSON" in "\n".join(lines)
     assert any(line.startswith("cards/2026-11/c-20261101-0001.md:") for line in lines)

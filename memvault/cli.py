@@ -438,8 +438,10 @@ def _progress_printer():
         return None
 
     def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // total if total else width
         end = "\n" if done >= total else ""
-        sys.stderr.write(f"\rdistilling: {done}/{total} episodes{end}")
+        sys.stderr.write(f"\rdistilling [{'#' * filled}{'.' * (width - filled)}] {done}/{total} episodes{end}")
         sys.stderr.flush()
 
     return show

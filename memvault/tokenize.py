@@ -12,7 +12,7 @@ import re
 import unicodedata
 from array import array
 
-VERSION = 2  # bump when the tokens an index holds would change
+VERSION = 3  # bump when the tokens an index holds would change
 MODES = ("bigram", "unibigram", "jieba")
 
 _WORD = re.compile(r"\w+")  # "_" is folded to a space first: [^\W_] costs ~5 ms to compile per process
@@ -58,9 +58,9 @@ def stem(word: str) -> str:
 def _stem(word: str) -> str:
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
+    if word.endswith(("ies", "ied")) and len(word) > 4:  # studies, studied -> study (like studying)
+        return word[:-3] + "y"
+    if word.endswith("sses"):
         word = word[:-2]
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
@@ -71,10 +71,24 @@ def _stem(word: str) -> str:
                 word = base
                 if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
                     word = word[:-1]
+                elif _short_cvc(word):
+                    word += "e"  # Porter 1b: hiking/hiked -> hike, loving -> love, coding -> code
             break
     if len(word) > 4 and word.endswith("e"):
         word = word[:-1]
     return word
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def _short_cvc(word: str) -> bool:
+    """A one-syllable stem ending consonant-vowel-consonant (hik, lov, cod, shar): the -e that -ing/-ed ate
+    belongs back. Not after w, x, y (snowing, fixed, played) and not for longer stems (visit, open)."""
+    if len(word) < 3 or word[-1] in "wxy" or word[-1] in _VOWELS or word[-2] not in _VOWELS or word[-3] in _VOWELS:
+        return False
+    return sum(1 for i in range(1, len(word) - 1) if word[i] in _VOWELS and word[i + 1] not in _VOWELS) == 1 \
+        and not (word[0] in _VOWELS and word[1] not in _VOWELS)
 
 
 def _cjk_tokens(run: str, mode: str) -> list[str]:

@@ -16,6 +16,16 @@ def test_light_english_normalisation_folds_inflections():
     assert tokenize.stem("class") == "class"  # -ss is not a plural
 
 
+def test_ing_and_ed_meet_short_e_words_and_ied_meets_y():
+    # Porter step 1b: a one-syllable stem that -ing/-ed left ending consonant-vowel-consonant gets its -e back.
+    assert tokenize.stem("hiking") == tokenize.stem("hiked") == tokenize.stem("hike") == tokenize.stem("hikes")
+    assert tokenize.stem("loving") == tokenize.stem("love") and tokenize.stem("coding") == tokenize.stem("code")
+    assert tokenize.stem("studied") == tokenize.stem("studies") == tokenize.stem("studying") == "study"
+    assert tokenize.stem("planned") == tokenize.stem("plan") == "plan"  # a doubled consonant gets no -e
+    assert tokenize.stem("visiting") == "visit" and tokenize.stem("snowing") == "snow"
+    assert tokenize.stem("caring") == "care" != tokenize.stem("cars")
+
+
 def test_stopwords_dropped_unless_asked():
     assert tokenize.tokens("what did we decide about the cache") == ["decid", "cach"]
     assert "the" in tokenize.tokens("the cache", stop=False)

@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 from memvault.errors import NoMatch
-from memvault.index import Index
-from memvault.show import resolve_entity
+from memvault.index import Index, entity_names
 
 
 def neighbours(idx: Index, ident: str, limit: int = 20, include_all: bool = False) -> dict[str, Any]:
@@ -36,13 +35,10 @@ def neighbours(idx: Index, ident: str, limit: int = 20, include_all: bool = Fals
             n["weight"] = round(n["weight"], 4)
         return {"center": {"id": row[1], "type": "card", "kind": row[2], "title": row[3], "project": row[4],
                            "status": row[5], "entities": ents}, "neighbours": items}
-    slug = resolve_entity(idx, ident)
-    if slug is None:
+    found = entity_names(idx, ident)
+    if found is None:
         raise NoMatch(f"no card or entity named {ident!r}")
-    names = {slug}
-    erow = idx.db.execute("SELECT name FROM entities WHERE slug = ?", (slug,)).fetchone()
-    if erow:
-        names.add(erow[0])
+    slug, names = found
     marks = ",".join("?" * len(names))
     cards = [{"id": r[0], "type": "card", "kind": r[1], "title": r[2], "project": r[3], "status": r[4],
               "via": [slug], "weight": 1.0} for r in idx.db.execute(
@@ -53,7 +49,8 @@ def neighbours(idx: Index, ident: str, limit: int = 20, include_all: bool = Fals
         f" WHERE e1.entity IN ({marks}) AND e2.entity NOT IN ({marks}) GROUP BY e2.entity"
         f" ORDER BY count(*) DESC, e2.entity", (*sorted(names), *sorted(names))).fetchall()
     ents = [{"id": e, "type": "entity", "title": e, "via": [], "weight": float(n)} for e, n in co]
-    return {"center": {"id": slug, "type": "entity", "title": erow[0] if erow else slug},
+    title = next((n for n in names if n != slug), slug)  # the page's name when it has one
+    return {"center": {"id": slug, "type": "entity", "title": title},
             "neighbours": (cards + ents)[:limit] if limit else cards + ents}
 
 

@@ -806,3 +806,30 @@ def _marks(items: Iterable[Any]) -> str:
 def fts_match(terms: Iterable[str]) -> str:
     """An FTS5 MATCH expression OR-ing already tokenised terms (letters, digits and CJK only)."""
     return " OR ".join(f'"{t}"' for t in dict.fromkeys(terms) if t and '"' not in t)
+
+
+# ---------------------------------------------------------------- entities by any name
+
+
+def resolve_entity(idx: Index, ident: str) -> str | None:
+    """Slug of the entity called `ident` (slug, page name, alias, or a name cards use without a page)."""
+    row = idx.db.execute("SELECT slug FROM entities WHERE slug = ? OR name = ?", (ident, ident)).fetchone()
+    if row:
+        return row[0]
+    for slug, aliases in idx.db.execute("SELECT slug, aliases FROM entities"):
+        if ident.casefold() in (a.casefold() for a in json.loads(aliases)):
+            return slug
+    row = idx.db.execute("SELECT entity FROM card_entities WHERE entity = ? LIMIT 1", (ident,)).fetchone()
+    return row[0] if row else None
+
+
+def entity_names(idx: Index, ident: str) -> tuple[str, list[str]] | None:
+    """(slug, every name cards may use for it: slug and page name), or None when nothing is called `ident`."""
+    slug = resolve_entity(idx, ident)
+    if slug is None:
+        return None
+    names = {slug}
+    row = idx.db.execute("SELECT name FROM entities WHERE slug = ?", (slug,)).fetchone()
+    if row:
+        names.add(row[0])
+    return slug, sorted(names)

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from memvault.errors import NoMatch, UsageError
-from memvault.index import Index
+from memvault.index import Index, resolve_entity
 from memvault.vault import Vault
 
 
@@ -46,18 +46,6 @@ def show(vault: Vault, ident: str, mode: str = "bigram") -> dict[str, Any]:
     return {"type": "entity", "id": row[0] if row else slug, "name": row[1] if row else slug,
             "aliases": json.loads(row[2]) if row else [], "kind": row[3] if row else None,
             "prose": row[4] if row else "", "path": f"entities/{row[0]}.md" if row else None, "cards": cards}
-
-
-def resolve_entity(idx: Index, ident: str) -> str | None:
-    """Slug of the entity called `ident` (slug, page name, alias, or a name cards use without a page)."""
-    row = idx.db.execute("SELECT slug FROM entities WHERE slug = ? OR name = ?", (ident, ident)).fetchone()
-    if row:
-        return row[0]
-    for slug, aliases in idx.db.execute("SELECT slug, aliases FROM entities"):
-        if ident.casefold() in (a.casefold() for a in json.loads(aliases)):
-            return slug
-    row = idx.db.execute("SELECT entity FROM card_entities WHERE entity = ? LIMIT 1", (ident,)).fetchone()
-    return row[0] if row else None
 
 
 def chain(vault: Vault, card_id: str, limit: int = 50) -> list[dict[str, Any]]:

@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 from memvault.errors import NoMatch
-from memvault.index import Index
-from memvault.show import resolve_entity
+from memvault.index import Index, entity_names
 
 
 def timeline(idx: Index, entity: str | None = None, project: str | None = None, since: str | None = None,
@@ -16,15 +15,12 @@ def timeline(idx: Index, entity: str | None = None, project: str | None = None, 
     idx.refresh()
     where, args = [], []
     if entity:
-        slug = resolve_entity(idx, entity)
-        if slug is None:
+        found = entity_names(idx, entity)
+        if found is None:
             raise NoMatch(f"no entity named {entity!r}")
-        names = {slug}
-        row = idx.db.execute("SELECT name FROM entities WHERE slug = ?", (slug,)).fetchone()
-        if row:
-            names.add(row[0])
+        names = found[1]
         where.append(f"c.rowid IN (SELECT card FROM card_entities WHERE entity IN ({','.join('?' * len(names))}))")
-        args.extend(sorted(names))
+        args.extend(names)
     if project:
         where.append("c.project = ?")
         args.append(project)

@@ -585,7 +585,8 @@ def forget(
     if not result.changed:
         typer.echo(f"{result.id} was already retracted")
         return
-    typer.echo(f"{result.mode}d {result.id}: {len(result.files)} files changed"
+    done = {"retract": "retracted", "purge": "purged"}[result.mode]
+    typer.echo(f"{done} {result.id}: {len(result.files)} files changed"
                + (f", {len(result.episodes_purged)} episodes removed" if result.episodes_purged else ""))
     for line in result.git_history:
         _err(line)

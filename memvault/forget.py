@@ -51,10 +51,13 @@ def forget(vault: Vault, card_id: str, *, mode: str, now: Callable[[], str], rea
         raise UsageError("a card id has only the characters A-Z a-z 0-9 . _ -")
     with vault.exclusive("distill", LOCK_WHAT):
         recover(vault)
-        all_cards = {c.id: c for c in vault.cards(problems=[])}
-        card = all_cards.get(card_id)
-        if card is None:
+        path = vault.find_card_path(card_id)
+        if path is None:
             raise NoMatch(f"no card {card_id!r}")
+        card = vault.read_card(path)
+        # Only the cards this change can touch: the card, cards linked to it, cards on its entity pages.
+        all_cards = vault.cards_mentioning([card_id, *card.entities])
+        all_cards[card.id] = card
         at = now()
         change = "f-" + hashlib.sha256(f"{card_id}\x1f{mode}\x1f{at}".encode()).hexdigest()[:12]
         table = EntityTable.load(vault)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,16 +56,18 @@ def remember(
         raise UsageError(str(exc).replace("cards[0].", "")) from None
     with vault.exclusive("distill", LOCK_WHAT):
         recover(vault)
-        all_cards = {c.id: c for c in vault.cards(problems=[])}
+        at = now()
+        table = EntityTable.load(vault)
+        slugs = tuple(dict.fromkeys(table.resolve(n) for n in proposal.entities))
+        # Only the cards this change can touch: the ones it supersedes, state cards of the same subject, and
+        # the cards on the entity pages it rewrites (found by a byte search, not by parsing every card).
+        all_cards = vault.cards_mentioning([*supersedes, *slugs, _needle(proposal.subject)])
         olds = []
         for cid in supersedes:
             if cid not in all_cards:
                 raise NoMatch(f"no card {cid!r} to supersede")
             olds.append(all_cards[cid])
-        at = now()
-        table = EntityTable.load(vault)
-        slugs = tuple(dict.fromkeys(table.resolve(n) for n in proposal.entities))
-        cid = cardlib.card_id(at, f"remember\x1f{title}\x1f{at}", set(all_cards))
+        cid = cardlib.card_id(at, f"remember\x1f{title}\x1f{at}", _Taken(vault, all_cards))
         new = Card(
             id=cid, kind=proposal.kind, title=proposal.title, body=proposal.body, project=project or None,
             entities=slugs, created=at, valid_from=valid_from or at[:10], confidence=proposal.confidence,
@@ -74,6 +77,9 @@ def remember(
         for c in cardlib.state_conflicts(new, all_cards.values()):
             if not cardlib.same_value(c, new) and c not in olds:
                 olds.append(c)
+        more = {s for o in olds for s in o.entities} - set(slugs)
+        if more:
+            all_cards.update(vault.cards_mentioning(sorted(more)))
         working: dict[str, Card] = {}
         before: dict[str, Card | None] = {cid: None}
         for old in olds:
@@ -89,3 +95,21 @@ def remember(
         write_change_set(vault, all_cards, working, before, table.names, record)
         path = vault.find_card_path(cid)
         return RememberResult(card=new, path=vault.rel(path) if path else "", superseded=tuple(o.id for o in olds))
+
+
+def _needle(text: str | None) -> str:
+    """The longest run of `text` that YAML writes as-is (quotes and backslashes may be escaped)."""
+    if not text:
+        return ""
+    runs = [r for r in re.split(r"['\"\\]", text) if r]
+    return max(runs, key=len) if runs else ""
+
+
+class _Taken:
+    """Card ids already in use, checked on disk: the loaded cards are only the relevant few."""
+
+    def __init__(self, vault: Vault, loaded: Mapping[str, Card]):
+        self.vault, self.loaded = vault, loaded
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self.loaded or (isinstance(cid, str) and self.vault.card_exists(cid))

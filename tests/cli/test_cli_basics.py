@@ -174,3 +174,10 @@ def test_piping_each_format_twice_adds_zero_lines(run, vault):
         assert second["new"] == 0, sample.name
         assert sum(len(f.read_bytes().splitlines()) for f in (vault / "episodes").rglob("*.jsonl")) == lines
     assert kinds == {"jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text"}
+
+
+def test_forget_says_what_it_did(run):
+    card = run.json("remember", "Deploys happen on weekdays only", "--kind", "rule")["id"]
+    assert run("forget", card, "--retract", "--reason", "changed our mind").stdout.startswith(f"retracted {card}:")
+    assert run("forget", card, "--retract").stdout.startswith(f"{card} was already retracted")
+    assert run("forget", card, "--purge").stdout.startswith(f"purged {card}:")

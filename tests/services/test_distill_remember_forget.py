@@ -75,3 +75,21 @@ def test_purge_removes_the_text_everywhere_and_says_what_git_still_holds(vault, 
     assert revokes[0]["type"] == "revoke" and revokes[0]["reason"] == "purge"
     stats = run.json("stats")
     assert stats["cards"] == 0 and stats["pending_episodes"] == 0
+
+
+def test_remember_state_supersedes_only_the_same_subject_and_field(run):
+    def state(subject, field, value):
+        return run.json("remember", f"{subject} {field} {value}", "--kind", "state", "--subject", subject,
+                        "--field", field, "--value", value, "-e", subject)
+
+    berlin = state("alice", "city", "Berlin")
+    paris = state("bob", "city", "Paris")
+    quoted = state("O'Brien", "city", "Cork")
+    chinese = state("林晚", "住址", "雾港")
+    lisbon = state("alice", "city", "Lisbon")
+    assert lisbon["superseded"] == [berlin["id"]]
+    assert state("O'Brien", "city", "Dublin")["superseded"] == [quoted["id"]]
+    assert state("林晚", "住址", "长夜城")["superseded"] == [chinese["id"]]
+    shown = {c: run.json("show", c) for c in (berlin["id"], paris["id"], lisbon["id"])}
+    assert shown[berlin["id"]]["status"] == "superseded" and shown[berlin["id"]]["superseded_by"] == [lisbon["id"]]
+    assert shown[paris["id"]]["status"] == "active" and shown[lisbon["id"]]["status"] == "active"

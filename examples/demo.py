@@ -45,7 +45,8 @@ def main() -> None:
             sh("search", "--episodes", "postgres", "--limit", "3")
             sh("search", "--episodes", "任务队列", "--limit", "3")
         if os.environ.get("MEMVAULT_LLM_BASE_URL") and has_command("distill"):
-            sh("distill")
+            if sh("distill", check=False) == 5:
+                print("# the LLM endpoint failed or answered badly (exit 5); the episodes stay pending")
             sh("search", "database")
         else:
             print("\n# set MEMVAULT_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) to see `memvault distill`")

@@ -17,7 +17,6 @@ import argparse
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -118,7 +117,6 @@ def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
     t = time.perf_counter()
     make_vault(root, size)
     gen = time.perf_counter() - t
-    py = sys.executable
     build = timed(env=ENV, cmd=[user_py, "-c", "import sys; from pathlib import Path; from memvault.index import Index; "
                    "Index(Path(sys.argv[1])).refresh(full=True)", str(root)])
     typer_cmd = [str(base / "memvault-typer"), "--vault", str(root), "search"]

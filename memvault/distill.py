@@ -17,7 +17,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import signal
 import socket
 import time
@@ -161,37 +160,35 @@ def format_related(cards: list[Card]) -> str:
     return "\n".join(lines)
 
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_+#.-]{2,}")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
-_RELATED_STOP = set("the and for with that this from have what when where which would could should not "
-                    "are was were you your our can will just use using about into".split())
-
-
-def _terms(text: str) -> set[str]:
-    low = text.casefold()
-    out = {w.strip(".-") for w in _WORD.findall(low)} - _RELATED_STOP
-    for run in _CJK_RUN.findall(low):
-        out.update(run[i:i + 2] for i in range(len(run) - 1))
-    return out
+# Field weights of search's BM25F (eval/REPORT.md): a shared title word says more than a shared body word.
+_RELATED_WEIGHTS = {"title": 4.0, "entities": 3.0}
 
 
 def find_related(batch: list[Episode], candidates: list[Card], names: Mapping[str, str], limit: int) -> list[Card]:
-    """Active cards of the batch's project (or personal ones) sharing the most terms with the batch: title,
-    entity names and state subject. Ties go to the newest card. Deterministic."""
+    """Active cards of the batch's project (or personal ones) ranked by BM25F of the batch's words over their
+    title and entity names / state subject, with search's tokeniser (CJK bigrams, light stemming) and field
+    weights. Ties go to the newest card. Deterministic."""
+    from memvault import bm25, tokenize
+
     if limit <= 0:
         return []
     project = batch[0].project
-    text_terms = _terms(" ".join(f"{e.user} {e.assistant}" for e in batch))
-    scored = []
+    words = set(tokenize.tokens(" ".join(f"{e.user} {e.assistant}" for e in batch)))
+    docs: dict[str, dict[str, list[str]]] = {}
+    by_id: dict[str, Card] = {}
     for c in candidates:
         if c.status != "active" or (c.project not in (project, None)):
             continue
-        terms = _terms(" ".join([c.title, c.subject or "", *(names.get(s, s) for s in c.entities)]))
-        score = len(terms & text_terms)
-        if score:
-            scored.append((-score, _neg(c.created), c.id, c))
-    scored.sort(key=lambda t: t[:3])
-    return [t[3] for t in scored[:limit]]
+        doc = {"title": tokenize.tokens(c.title),
+               "entities": tokenize.tokens(" ".join([c.subject or "", *(names.get(s, s) for s in c.entities)]))}
+        if words.isdisjoint(doc["title"]) and words.isdisjoint(doc["entities"]):
+            continue
+        docs[c.id] = doc
+        by_id[c.id] = c
+    shared = sorted({t for d in docs.values() for f in d.values() for t in f} & words)
+    ranked = bm25.rank(shared, docs, _RELATED_WEIGHTS)
+    ranked.sort(key=lambda r: (-round(r[1].score, 9), _neg(by_id[r[0]].created), r[0]))
+    return [by_id[cid] for cid, _ in ranked[:limit]]
 
 
 def _neg(s: str) -> tuple[int, ...]:

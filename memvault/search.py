@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from memvault import bm25, tokenize
 from memvault.errors import NoMatch, UsageError
-from memvault.index import CARD_FIELDS, EPISODE_FIELDS, Index, fts_match, find_root
+from memvault.index import CARD_FIELDS, Index, fts_match, find_root
 
 # Field weights for BM25F, measured on eval/ (see eval/REPORT.md).
 CARD_WEIGHTS = {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5}

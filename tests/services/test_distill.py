@@ -6,7 +6,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
 from memvault import codec
 from memvault.distill import batch_size, distill, plan_batches
@@ -303,3 +302,29 @@ def test_dry_run_writes_nothing_and_shows_the_first_batch(vault, fake_llm, run):
     data = run.json("distill", "--dry-run", env={"MEMVAULT_LLM_BASE_URL": fake_llm.base_url, "MEMVAULT_NOW": NOW})
     assert len(data["would_write"]) == 12 and data["pending_after"] == 20 and len(fake_llm.requests) == 1
     assert tree(vault) == before
+
+
+def test_related_cards_rank_rare_shared_words_first_and_stay_in_project():
+    from memvault.distill import find_related
+    from memvault.model import Card
+
+    def card(cid, title, project="demo", status="active", entities=()):
+        return Card(id=cid, kind="decision", title=title, project=project, status=status, entities=entities,
+                    created=f"2026-11-0{cid[-1]}T08:00:00Z")
+
+    cands = [
+        card("c-1", "We use the cache for sessions"),
+        card("c-2", "We use Postgres for orders", entities=("postgres",)),
+        card("c-3", "Postgres upgrade", project="other"),
+        card("c-4", "Postgres was dropped", status="superseded"),
+        card("c-5", "订单数据库改用 Postgres", project=None),
+        card("c-6", "Unrelated tea preferences"),
+    ]
+    ep = Episode(id="ep-1", at="2026-11-09T08:00:00Z", project="demo", session="s", turn=1,
+                 user="should we use postgres for the orders table? 订单数据库", assistant="yes, we use it")
+    related = [c.id for c in find_related([ep], cands, {}, limit=5)]
+    # only active cards of the project or personal ones; sharing only common words ("we use") is not related
+    assert sorted(related) == ["c-2", "c-5"]
+    cands.append(card("c-7", "Orders table keeps 90 days"))
+    assert find_related([ep], cands, {}, limit=1)[0].id in {"c-2", "c-5"}  # two shared words beat one
+    assert len(find_related([ep], cands, {}, limit=5)) == 3

@@ -2,7 +2,6 @@ import os
 import shutil
 import subprocess
 
-import pytest
 
 from memvault import search
 from memvault.errors import NoMatch

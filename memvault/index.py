@@ -656,7 +656,8 @@ class Index:
         user, assistant = str(rec.get("user") or ""), str(rec.get("assistant") or "")
         source = rec.get("source") or {}
         refs = source.get("refs") or ([source.get("ref")] if source.get("ref") else [])
-        tu, ta = tokenize.tokens(user, self.mode), tokenize.tokens(assistant, self.mode)
+        st = tokenize.EPISODE_STEMMER
+        tu, ta = tokenize.tokens(user, self.mode, stemmer=st), tokenize.tokens(assistant, self.mode, stemmer=st)
         cur = self.db.execute(
             "INSERT INTO episodes(id, file, at, project, session, turn, refs, user, assistant, len_user,"
             " len_assistant) VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -208,10 +208,11 @@ def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_inten
         if _HISTORY.search(norm):
             intent = "history"
         text = _CURRENT.sub(" ", _HISTORY.sub(" ", norm))
-    raw_terms = list(dict.fromkeys(tokenize.tokens(text, mode)))
+    stemmer = tokenize.EPISODE_STEMMER if episodes else tokenize.CARD_STEMMER
+    raw_terms = list(dict.fromkeys(tokenize.tokens(text, mode, stemmer=stemmer)))
     if not raw_terms and text != norm:  # the query was only marker words: search them as words
         text = norm
-        raw_terms = list(dict.fromkeys(tokenize.tokens(text, mode)))
+        raw_terms = list(dict.fromkeys(tokenize.tokens(text, mode, stemmer=stemmer)))
     cjk = [t for t in raw_terms if _is_cjk(t)]
     cjk = [t for t in cjk if not (mode != "jieba" and len(t) == 2 and tokenize.is_function_bigram(t))]
     n_docs = idx.episode_stats()[0] if episodes else idx.card_count()
@@ -287,8 +288,9 @@ def _surface_words(query: str, mode: str) -> dict[str, str]:
     """Index term -> the query word it came from, so `why` says "matched: databases", not "databas"."""
     words: dict[str, str] = {}
     for word in re.findall(r"[A-Za-z0-9][A-Za-z0-9'._-]*", query):
-        for term in tokenize.tokens(word, mode, stop=False):
-            words.setdefault(term, word.casefold())
+        for stemmer in (tokenize.CARD_STEMMER, tokenize.EPISODE_STEMMER):
+            for term in tokenize.tokens(word, mode, stop=False, stemmer=stemmer):
+                words.setdefault(term, word.casefold())
     return words
 
 

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from array import array
 
-VERSION = 3  # bump when the tokens an index holds would change
+VERSION = 4  # bump when the tokens an index holds would change
 MODES = ("bigram", "unibigram", "jieba")
 
 _WORD = re.compile(r"\w+")  # "_" is folded to a space first: [^\W_] costs ~5 ms to compile per process
@@ -52,6 +52,28 @@ def stem(word: str) -> str:
         done = _stem(word)
         if len(_STEMS) < 200_000:  # bounded: a bulk build sees a Zipfian vocabulary, so this hits ~99 %
             _STEMS[word] = done
+    return done
+
+
+# Raw turns are stemmed harder than cards (Porter2, the Snowball reference implementation): conversation uses
+# many forms of a word ("migrate", "migrating", "migrations") and recall matters; cards are short curated
+# statements where light stemming ranks better. Both measured: eval/REPORT.md.
+CARD_STEMMER = "light"
+EPISODE_STEMMER = "porter2"
+_PORTER2: dict[str, str] = {}
+_SNOWBALL: list = []
+
+
+def porter2(word: str) -> str:
+    done = _PORTER2.get(word)
+    if done is None:
+        if not _SNOWBALL:
+            import snowballstemmer  # only episode indexing and --episodes queries need it
+
+            _SNOWBALL.append(snowballstemmer.stemmer("english"))
+        done = word if len(word) <= 3 or not word.isascii() or not word.isalpha() else _SNOWBALL[0].stemWord(word)
+        if len(_PORTER2) < 200_000:
+            _PORTER2[word] = done
     return done
 
 
@@ -108,23 +130,27 @@ _ASCII_WORDS = bytes(
     (c | 0x20 if 65 <= c <= 90 else c) if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 
 
-def _ascii_tokens(text: str, stop: bool) -> list[str]:
+def _ascii_tokens(text: str, stop: bool, stemmer: str = "light") -> list[str]:
     words = text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    if stemmer != "light":
+        return [porter2(w) for w in words if not stop or w not in STOPWORDS]
     stems = _STEMS
     if stop:
         return [stems[w] if w in stems else stem(w) for w in words if w not in STOPWORDS]
     return [stems[w] if w in stems else stem(w) for w in words]
 
 
-def tokens(text: str, mode: str = "bigram", stop: bool = True) -> list[str]:
-    """Index tokens of `text`, in order. Stopwords are dropped unless `stop` is False."""
+def tokens(text: str, mode: str = "bigram", stop: bool = True, stemmer: str = "light") -> list[str]:
+    """Index tokens of `text`, in order. Stopwords are dropped unless `stop` is False. `stemmer` is "light"
+    (cards) or "porter2" (episodes)."""
     if text.isascii():
-        return _ascii_tokens(text, stop)
+        return _ascii_tokens(text, stop, stemmer)
+    st = stem if stemmer == "light" else porter2
     out: list[str] = []
     for word in _WORD.findall(normalize(text).replace("_", " ")):
         if word.isascii():
             if not stop or word not in STOPWORDS:
-                out.append(stem(word))
+                out.append(st(word))
             continue
         if not _HAS_CJK.search(word):
             if not stop or word not in STOPWORDS:
@@ -133,11 +159,11 @@ def tokens(text: str, mode: str = "bigram", stop: bool = True) -> list[str]:
         pos = 0
         for m in _CJK_RUN.finditer(word):
             if m.start() > pos:
-                out.append(stem(word[pos : m.start()]))
+                out.append(st(word[pos : m.start()]))
             out.extend(_cjk_tokens(m.group(), mode))
             pos = m.end()
         if pos < len(word):
-            out.append(stem(word[pos:]))
+            out.append(st(word[pos:]))
     return out
 
 

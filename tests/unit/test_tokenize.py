@@ -62,3 +62,13 @@ def test_joined_is_the_join_and_count_of_tokens():
         toks = tokenize.tokens(text)
         assert tokenize.joined(text) == (" ".join(toks), len(toks)), text
     assert tokenize.joined("数据库") == ("数据 据库", 2)
+
+
+def test_episodes_use_porter2_cards_keep_light_stemming():
+    from memvault import tokenize
+
+    assert tokenize.tokens("migrations migrating migrated", stemmer="porter2") == ["migrat"] * 3
+    assert tokenize.tokens("activities activity", stemmer="porter2") == ["activ", "activ"]
+    assert tokenize.tokens("migrations migrating", stemmer="light") == ["migration", "migrat"]
+    assert tokenize.tokens("我们 migrating 数据库", stemmer="porter2") == ["我们", "migrat", "数据", "据库"]
+    assert tokenize.tokens("the running", stop=False, stemmer="porter2") == ["the", "run"]

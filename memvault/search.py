@@ -279,16 +279,17 @@ def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     # question about now, oldest first for a history question.
     older_first = q.intent == "history"
     hits.sort(key=lambda h: (-round(h.score, 6), _age_key(h.created, older_first), h.id))
-    words = _surface_words(query, opts.mode)
+    words = _surface_words(query, opts.mode, opts.episodes)
     shown = tuple(h._replace(why=tuple(_readable(w, words) for w in h.why)) for h in hits[: opts.limit])
     return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown)
 
 
-def _surface_words(query: str, mode: str) -> dict[str, str]:
+def _surface_words(query: str, mode: str, episodes: bool) -> dict[str, str]:
     """Index term -> the query word it came from, so `why` says "matched: databases", not "databas"."""
     words: dict[str, str] = {}
+    stemmers = (tokenize.CARD_STEMMER, tokenize.EPISODE_STEMMER) if episodes else (tokenize.CARD_STEMMER,)
     for word in re.findall(r"[A-Za-z0-9][A-Za-z0-9'._-]*", query):
-        for stemmer in (tokenize.CARD_STEMMER, tokenize.EPISODE_STEMMER):
+        for stemmer in stemmers:
             for term in tokenize.tokens(word, mode, stop=False, stemmer=stemmer):
                 words.setdefault(term, word.casefold())
     return words

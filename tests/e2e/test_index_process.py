@@ -15,7 +15,7 @@ try:
     app(["--vault", sys.argv[1], "search", "redis"], standalone_mode=False)
 except SystemExit:
     pass
-print("MODULES:" + ",".join(m for m in ("httpx", "jieba", "yaml", "rich") if m in sys.modules))
+print("MODULES:" + ",".join(m for m in ("httpx", "jieba", "yaml", "rich", "snowballstemmer", "rapidfuzz") if m in sys.modules))
 """
 
 

@@ -617,7 +617,8 @@ def _iter_document(stream: typing.BinaryIO, fmt: str, name: str) -> Iterator[Ite
 
 
 def _iter_openai_lines(text: str, name: str) -> Iterator[Item]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # split("\n"), not splitlines(): JSON written with ensure_ascii=False may hold U+2028 inside a string
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

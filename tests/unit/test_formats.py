@@ -731,3 +731,15 @@ def test_examples_read_cleanly(path):
     ms = msgs(items)
     assert sum(m.role == "user" and not m.harness for m in ms) >= 3
     assert all(m.ts is None or m.ts.startswith("2026-") for m in ms)
+
+
+def test_openai_document_per_line_keeps_line_separator_characters_inside_text():
+    import io
+
+    from memvault.formats import iter_messages
+
+    line = json.dumps({"messages": [{"role": "user", "content": "first\u2028second"},
+                                    {"role": "assistant", "content": "ok\u2029done"}]}, ensure_ascii=False)
+    data = (line + "\n" + line + "\n").encode("utf-8")
+    msgs = [m for m in iter_messages(io.BytesIO(data), "openai", "x.jsonl") if not isinstance(m, InputProblem)]
+    assert [m.text for m in msgs] == ["first\u2028second", "ok\u2029done"] * 2

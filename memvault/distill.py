@@ -216,7 +216,7 @@ def _looks_cut(text: str) -> bool:
 
 def distilled_ids(vault: Vault, records: list[dict[str, Any]] | None = None) -> set[str]:
     """Episode ids the journal says are distilled; cached in .memvault/ keyed on the journal files' size."""
-    files = sorted((vault.root / "journal").glob("*.jsonl"))
+    files = vault.journal_files()
     stamp = {vault.rel(p): [p.stat().st_size, p.stat().st_mtime_ns] for p in files}
     if records is None:
         cached = vault.read_state(CACHE)

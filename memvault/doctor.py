@@ -36,18 +36,20 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     card_files = vault.card_files()
     report.files += len(card_files)
     seen: dict[str, str] = {}
+    cards = []
     for path in card_files:
         try:
             card = vault.read_card(path)
         except VaultFormatError as exc:
             errors.append(exc)
             continue
+        cards.append(card)
         if path.stem != card.id:
             errors.append(VaultFormatError(vault.rel(path), None, f"file name does not match card id {card.id}"))
         if card.id in seen:
             errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
         seen[card.id] = vault.rel(path)
-    by_slug = pages.cards_by_entity(vault.cards(problems=[]))
+    by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
     for path in vault.entity_files():
         report.files += 1
         try:
@@ -58,12 +60,12 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         if pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)[1] is not None:
             errors.append(VaultFormatError(vault.rel(path), None, "generated block is out of date (after a git "
                                            "merge or a hand edit): run `memvault doctor --fix` or `memvault reindex`"))
-    for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *journal_files_of(vault)]:
+    for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *vault.journal_files()]:
         for lineno, raw in iter_lines(path):
             if raw is not None and raw.startswith((b"<<<<<<< ", b">>>>>>> ")):
                 errors.append(VaultFormatError(vault.rel(path), lineno, "git conflict marker: finish the merge"))
                 break
-    journal_files = sorted((vault.root / "journal").glob("*.jsonl"))
+    journal_files = vault.journal_files()
     report.files += len(journal_files)
     vault.journal(problems=errors)
     for path in sorted((vault.root / "audit").glob("*.log")):
@@ -73,10 +75,6 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
     report.problems = [str(e.message) for e in errors]
     return report
-
-
-def journal_files_of(vault: Vault) -> list:
-    return sorted((vault.root / "journal").glob("*.jsonl"))
 
 
 def _fix_derived(vault: Vault) -> list[str]:

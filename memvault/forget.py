@@ -117,7 +117,7 @@ def _blank_journal(vault: Vault, card_id: str) -> list[str]:
     """Replace every before-image of the card in the journal by a `purged` marker (ids stay: not text)."""
     changed = []
     with vault.append_lock():
-        for path in sorted((vault.root / "journal").glob("*.jsonl")):
+        for path in vault.journal_files():
             out: list[bytes] = []
             touched = False
             for _lineno, raw in iter_lines(path):

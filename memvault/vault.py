@@ -312,12 +312,15 @@ class Vault:
     def card_files(self) -> list[Path]:
         return sorted(p for p in (self.root / "cards").glob("*/*.md") if p.is_file())
 
-    def read_card(self, path: Path) -> Card:
+    def read_text(self, path: Path) -> str:
+        """A vault text file; invalid UTF-8 is a VaultFormatError naming the file, never a traceback."""
         try:
-            text = path.read_text(encoding="utf-8")
+            return path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise VaultFormatError(self.rel(path), None, "not valid UTF-8") from None
-        return codec.parse_card(text, self.rel(path))
+
+    def read_card(self, path: Path) -> Card:
+        return codec.parse_card(self.read_text(path), self.rel(path))
 
     def cards(self, problems: list[VaultFormatError] | None = None) -> list[Card]:
         out = []
@@ -380,13 +383,12 @@ class Vault:
         return sorted(p for p in (self.root / "entities").glob("*.md") if p.is_file())
 
     def read_entity(self, path: Path) -> Entity:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise VaultFormatError(self.rel(path), None, "not valid UTF-8") from None
-        return codec.parse_entity(text, self.rel(path), path.stem)
+        return codec.parse_entity(self.read_text(path), self.rel(path), path.stem)
 
     # -- journal and audit (append-only JSON lines)
+    def journal_files(self) -> list[Path]:
+        return sorted(p for p in (self.root / "journal").glob("*.jsonl") if p.is_file())
+
     def append_journal(self, records: list[dict[str, Any]]) -> None:
         if records:
             at = str(records[0].get("at") or _now())
@@ -395,7 +397,7 @@ class Vault:
 
     def journal(self, problems: list[VaultFormatError] | None = None) -> list[dict[str, Any]]:
         out = []
-        for path in sorted((self.root / "journal").glob("*.jsonl")):
+        for path in self.journal_files():
             for lineno, raw in iter_lines(path):
                 if raw is None or not raw.strip():
                     continue

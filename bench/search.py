@@ -72,17 +72,17 @@ def make_vault(root: Path, n: int) -> None:
 ENV = dict(os.environ)
 
 
-def user_install(base: Path) -> str:
-    """A venv holding a byte-compiled copy of memvault; returns its python."""
+def user_install(base: Path, src: Path = ROOT / "memvault", name: str = "user-venv") -> str:
+    """A venv holding a byte-compiled copy of the memvault package at `src`; returns its python."""
     import site
     import venv
 
-    home = base / "user-venv"
+    home = base / name
     venv.create(home, with_pip=False)
     py = home / "bin" / "python"
     purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                   capture_output=True, text=True, check=True).stdout.strip())
-    shutil.copytree(ROOT / "memvault", purelib / "memvault", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(src, purelib / "memvault", ignore=shutil.ignore_patterns("__pycache__"))
     deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (purelib / "memvault-deps.pth").write_text("\n".join(deps) + "\n")
     subprocess.run([str(py), "-m", "compileall", "-q", str(purelib / "memvault")], check=True)

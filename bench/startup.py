@@ -1,0 +1,84 @@
+"""Whole-process start-up of every kind of command: `python bench/startup.py [--size 10000] [--runs 15]
+[--baseline REV]`.
+
+Measures, on a generated card vault (the one bench/search.py builds), the wall time of `memvault --help`,
+`stats`, `show ID`, `timeline --limit 5` and `search WORDS` as a user's install runs them: a byte-compiled,
+non-editable copy of the package in its own venv (bench/search.py's user_install), through the console script's
+entry point (`memvault.__main__:main`). With `--baseline REV` the package as it was at git revision REV is
+installed beside it and measured in the same run, interleaved, so both see the same machine load.
+Goal (issue 9): --help, stats and show <= 120 ms on a 10k-card vault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from search import ENV, ROOT, make_vault, pct, timed, user_install  # noqa: E402
+
+LAUNCHER = "import sys\nfrom memvault.__main__ import main\nmain()\n"
+
+
+def export_package(rev: str, dest: Path) -> Path:
+    """The memvault/ folder of git revision `rev`, unpacked under `dest`."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev, "memvault", "vault-template"],
+                          capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest / "memvault"
+
+
+def commands(vault: Path) -> dict[str, list[str]]:
+    first = sorted((vault / "cards").rglob("c-*.md"))[0].stem
+    v = ["--vault", str(vault)]
+    return {"--help": ["--help"], "stats": v + ["stats"], "show": v + ["show", first],
+            "timeline": v + ["timeline", "--limit", "5"], "search": v + ["search", "postgres", "backup"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=10000)
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--baseline", help="git revision to measure in the same run (e.g. a commit of main)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        installs = {"now": user_install(base)}
+        if args.baseline:
+            src = export_package(args.baseline, base / "baseline-src")
+            installs[args.baseline[:10]] = user_install(base, src, "baseline-venv")
+        scripts = {}
+        for label, py in installs.items():
+            script = base / f"memvault-{label}"
+            script.write_text(f"#!{py}\n{LAUNCHER}")
+            script.chmod(0o755)
+            scripts[label] = str(script)
+        vault = base / "vault"
+        make_vault(vault, args.size)
+        cmds = commands(vault)
+        for script in scripts.values():  # warm: index build, byte-code and page caches
+            for argv in cmds.values():
+                timed([script] + argv, ENV)
+        times = {(label, name): [] for label in scripts for name in cmds}
+        for _ in range(args.runs):
+            for name, argv in cmds.items():
+                for label, script in scripts.items():
+                    times[(label, name)].append(timed([script] + argv, ENV))
+        print(f"{args.size} cards, {args.runs} runs, whole-process p50 / p95 in ms")
+        print(f"{'command':<10}" + "".join(f"{label:>22}" for label in scripts))
+        for name in cmds:
+            row = "".join(f"{pct(times[(label, name)], .5) * 1000:>13.1f} / {pct(times[(label, name)], .95) * 1000:>6.1f}"
+                          for label in scripts)
+            print(f"{name:<10}{row}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,11 +13,35 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
 
 from memvault import __version__
+from memvault.argv import hoist_vault
 from memvault.errors import MemvaultError, UsageError
 
+
+class _Group(typer.core.TyperGroup):
+    """Accepts the global --vault/-V after the command too (memvault.argv explains which words move)."""
+
+    def parse_args(self, ctx, args):
+        def value_options(name: str) -> set[str] | None:
+            cmd = self.get_command(ctx, name)
+            if cmd is None:
+                return None
+            return {opt for p in cmd.params if p.param_type_name == "option" and not p.is_flag and not p.count
+                    for opt in (*p.opts, *p.secondary_opts)}
+
+        return super().parse_args(ctx, hoist_vault(list(args), value_options))
+
+    def get_command(self, ctx, name):
+        cmd = super().get_command(ctx, name)
+        if cmd is not None and not cmd.epilog:
+            cmd.epilog = "Every command also takes -V, --vault DIR (the vault folder), before or after its name."
+        return cmd
+
+
 app = typer.Typer(
+    cls=_Group,
     name="memvault",
     help="Long-term memory of your LLM conversations, kept in a plain-text, git-friendly vault.",
     no_args_is_help=True,
@@ -38,7 +62,8 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     vault: Annotated[Optional[Path], typer.Option("--vault", "-V", help="Vault folder (else MEMVAULT_DIR, the "
-                                                   "nearest memvault.yaml upwards, or ~/memvault).")] = None,
+                                                   "nearest memvault.yaml upwards, or ~/memvault). Also "
+                                                   "accepted after the command.")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
@@ -145,7 +170,10 @@ def capture(
     Example: cat ~/.claude/projects/x/session.jsonl | memvault capture --project myapp
     """
     from memvault.capture import capture as run_capture
+    from memvault.choices import check_choice
+    from memvault.formats import FORMATS
 
+    check_choice("--format", fmt, ("auto", *FORMATS))
     vault = _open_vault()
     if not files and sys.stdin.isatty():
         raise UsageError("capture reads chat logs from files or a pipe: memvault capture FILE… or "
@@ -289,8 +317,8 @@ def search(
 
     root = svc.open_root(_state.get("vault"), os.environ)
     cfg = svc.settings(root, os.environ)
-    opts = svc.options_from(cfg["search"], limit=limit, project=project, kind=kind, include_all=show_all,
-                            hops=hops, episodes=episodes, snippet_chars=snippet_chars)
+    opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
+                            include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars)
     result = svc.run_search(root, " ".join(query), opts, deny=cfg["deny"])
     if as_json:
         _print_json(result.to_json())
@@ -577,6 +605,8 @@ def forget(
 
     if retract == purge:
         raise UsageError("choose exactly one of --retract or --purge")
+    if with_episodes and not purge:
+        raise UsageError("--with-episodes goes with --purge")
     result = svc_forget(_open_vault(), card_id, mode="retract" if retract else "purge", now=_now_fn(),
                         reason=reason, with_episodes=with_episodes)
     if as_json:

@@ -605,8 +605,6 @@ def forget(
 
     if retract == purge:
         raise UsageError("choose exactly one of --retract or --purge")
-    if with_episodes and not purge:
-        raise UsageError("--with-episodes goes with --purge")
     result = svc_forget(_open_vault(), card_id, mode="retract" if retract else "purge", now=_now_fn(),
                         reason=reason, with_episodes=with_episodes)
     if as_json:

@@ -332,16 +332,20 @@ def search(
 @_guard
 def show(
     ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    no_sources: Annotated[bool, typer.Option("--no-sources", help="Only list the source turns' ids, "
+                                             "not their text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in README).")] = False,
 ) -> None:
-    """Show a card or an entity in full, with its sources and supersede chain (exit 1 if unknown).
+    """Show a card or an entity in full: the redacted text of the turns a card came from (cut at 300
+    characters a side), and its supersede chain (exit 1 if unknown).
 
-    Example: memvault show c-20261102-7f3a
+    Example: memvault show c-20261102-7f3a --no-sources
     """
     from memvault.show import show as svc_show
 
     vault = _open_vault()
-    data = _clean(vault, svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram"))))
+    data = _clean(vault, svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram")),
+                                  with_sources=not no_sources))
     if as_json:
         _print_json(data)
         return
@@ -354,7 +358,12 @@ def show(
         typer.echo("")
         typer.echo(data["body"])
         typer.echo("")
-        typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
+        if "source_episodes" in data and data["source_episodes"]:
+            typer.echo("sources:")
+            for line in _source_lines(data["source_episodes"]):
+                typer.echo(line)
+        else:
+            typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
         for step in data["chain"]:
             mark = "*" if step["id"] == data["id"] else " "
             typer.echo(f" {mark} {step['created'][:10]}  {step['id']}  {step['status']:10s} {step['title'] or ''}")
@@ -364,6 +373,23 @@ def show(
             typer.echo(data["prose"])
         for c in data["cards"]:
             typer.echo(f"  {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})")
+
+
+def _source_lines(items: list[dict[str, Any]]) -> list[str]:
+    """Two indented lines per source turn, its text on one line each (control characters dropped)."""
+
+    def flat(text: str) -> str:
+        return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+    lines = []
+    for ep in items:
+        where = f"{ep['at']}  {ep['project']}/{ep['session']} turn {ep['turn']}" if ep["at"] else ""
+        mark = {"live": "", "missing": "(not found)"}.get(ep["status"], f"(revoked: {ep['revoked_reason']})")
+        lines.append("  " + "  ".join(x for x in (ep["id"], where, mark) if x))
+        if ep["user"] is not None:
+            lines.append(f"    user: {flat(ep['user'])}")
+            lines.append(f"    assistant: {flat(ep['assistant'])}")
+    return lines
 
 
 @app.command()

@@ -409,6 +409,13 @@ def timeline(
     from memvault.index import Index
     from memvault.timeline import timeline as svc_timeline
 
+    if since is not None:
+        import datetime
+
+        try:
+            datetime.date.fromisoformat(since if len(since) == 10 else "x")
+        except ValueError:
+            raise UsageError("--since must be a date, YYYY-MM-DD") from None
     vault = _open_vault()
     with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
         rows = _clean(vault, svc_timeline(idx, entity, project, since, limit, show_all))

@@ -413,7 +413,8 @@ def timeline(
         import datetime
 
         try:
-            datetime.date.fromisoformat(since if len(since) == 10 else "x")
+            ok = len(since) == 10 and since[4] == since[7] == "-" and since.replace("-", "").isdigit()
+            datetime.date.fromisoformat(since if ok else "x")
         except ValueError:
             raise UsageError("--since must be a date, YYYY-MM-DD") from None
     vault = _open_vault()

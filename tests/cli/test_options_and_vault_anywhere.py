@@ -88,7 +88,7 @@ def test_forget_with_episodes_needs_purge(run):
 
 def test_timeline_since_must_be_a_date(run):
     run("remember", "Use Postgres for orders", "--kind", "decision")
-    for bad in ("yesterday", "2026-13-45", "2026-1-2"):
+    for bad in ("yesterday", "2026-13-45", "2026-1-2", "2026-W01-1"):
         res = run("timeline", "--since", bad, code=2)
         assert "YYYY-MM-DD" in res.stderr
     assert run.json("timeline", "--since", "2000-01-01")["entries"]

@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from memvault.errors import UsageError
 
 
-def check_choice(option: str, value: str | None, allowed: Iterable[str]) -> None:
-    """Raise UsageError when `value` is given and not one of `allowed`."""
+def check_choice(what: str, value: str | None, allowed: Iterable[str]) -> None:
+    """Raise UsageError ("unknown kind 'x'; choose one of: …") when `value` is given and not one of `allowed`."""
     allowed = list(allowed)
     if value is None or value in allowed:
         return
     shown = value if len(value) <= 40 else value[:40] + "…"
-    raise UsageError(f"{option} {shown!r} is not valid; choose one of: {', '.join(allowed)}")
+    raise UsageError(f"unknown {what} {shown!r}; choose one of: {', '.join(allowed)}")

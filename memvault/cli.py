@@ -173,7 +173,7 @@ def capture(
     from memvault.choices import check_choice
     from memvault.formats import FORMATS
 
-    check_choice("--format", fmt, ("auto", *FORMATS))
+    check_choice("format", fmt, ("auto", *FORMATS))
     vault = _open_vault()
     if not files and sys.stdin.isatty():
         raise UsageError("capture reads chat logs from files or a pipe: memvault capture FILE… or "

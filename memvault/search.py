@@ -146,7 +146,7 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
 def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **overrides: Any) -> SearchOptions:
     """Search settings with the command's overrides. With `kinds` (the vault's card kinds), --kind must be one."""
     if kinds is not None:
-        check_choice("--kind", overrides.get("kind"), kinds)
+        check_choice("kind", overrides.get("kind"), kinds)
     base = {
         "limit": int(cfg.get("limit", 10)), "hops": int(cfg.get("hops", 1)),
         "snippet_chars": int(cfg.get("snippet_chars", 160)), "floor": float(cfg.get("floor", 0.15)),

@@ -26,6 +26,7 @@ from memvault.errors import InputError, VaultFormatError
 from memvault.model import CARD_STATUSES, Card, Entity
 from memvault.pages import recover, render_block, write_change_set
 from memvault.slug import clean_name, slugify
+from memvault.synopsis import same_but_links
 from memvault.vault import Vault, atomic_write
 
 FORMAT = "memvault-bundle"
@@ -173,7 +174,7 @@ def _plan(vault: Vault, parsed: _Parsed, dry_run: bool):
             mine = vault.read_card(path)
         except VaultFormatError:
             mine = None  # a damaged card with that id: still the vault's, never overwritten
-        (result.identical if mine == card else result.conflicts).append(card.id)
+        (result.identical if mine is not None and same_but_links(mine, card) else result.conflicts).append(card.id)
     current = list(all_cards.values())
     pages = []
     for ent in parsed.entities:

@@ -13,11 +13,35 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+import typer.core
 
 from memvault import __version__
+from memvault.argv import hoist_vault
 from memvault.errors import MemvaultError, UsageError
 
+
+class _Group(typer.core.TyperGroup):
+    """Accepts the global --vault/-V after the command too (memvault.argv explains which words move)."""
+
+    def parse_args(self, ctx, args):
+        def value_options(name: str) -> set[str] | None:
+            cmd = self.get_command(ctx, name)
+            if cmd is None:
+                return None
+            return {opt for p in cmd.params if p.param_type_name == "option" and not p.is_flag and not p.count
+                    for opt in (*p.opts, *p.secondary_opts)}
+
+        return super().parse_args(ctx, hoist_vault(list(args), value_options))
+
+    def get_command(self, ctx, name):
+        cmd = super().get_command(ctx, name)
+        if cmd is not None and not cmd.epilog:
+            cmd.epilog = "Every command also takes -V, --vault DIR (the vault folder), before or after its name."
+        return cmd
+
+
 app = typer.Typer(
+    cls=_Group,
     name="memvault",
     help="Long-term memory of your LLM conversations, kept in a plain-text, git-friendly vault.",
     no_args_is_help=True,
@@ -38,7 +62,8 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     vault: Annotated[Optional[Path], typer.Option("--vault", "-V", help="Vault folder (else MEMVAULT_DIR, the "
-                                                   "nearest memvault.yaml upwards, or ~/memvault).")] = None,
+                                                   "nearest memvault.yaml upwards, or ~/memvault). Also "
+                                                   "accepted after the command.")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
@@ -145,7 +170,10 @@ def capture(
     Example: cat ~/.claude/projects/x/session.jsonl | memvault capture --project myapp
     """
     from memvault.capture import capture as run_capture
+    from memvault.choices import check_choice
+    from memvault.formats import FORMATS
 
+    check_choice("format", fmt, ("auto", *FORMATS))
     vault = _open_vault()
     if not files and sys.stdin.isatty():
         raise UsageError("capture reads chat logs from files or a pipe: memvault capture FILE… or "
@@ -289,8 +317,8 @@ def search(
 
     root = svc.open_root(_state.get("vault"), os.environ)
     cfg = svc.settings(root, os.environ)
-    opts = svc.options_from(cfg["search"], limit=limit, project=project, kind=kind, include_all=show_all,
-                            hops=hops, episodes=episodes, snippet_chars=snippet_chars)
+    opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
+                            include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars)
     result = svc.run_search(root, " ".join(query), opts, deny=cfg["deny"])
     if as_json:
         _print_json(result.to_json())
@@ -304,16 +332,20 @@ def search(
 @_guard
 def show(
     ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    no_sources: Annotated[bool, typer.Option("--no-sources", help="Only list the source turns' ids, "
+                                             "not their text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in README).")] = False,
 ) -> None:
-    """Show a card or an entity in full, with its sources and supersede chain (exit 1 if unknown).
+    """Show a card or an entity in full: the redacted text of the turns a card came from (cut at 300
+    characters a side), and its supersede chain (exit 1 if unknown).
 
-    Example: memvault show c-20261102-7f3a
+    Example: memvault show c-20261102-7f3a --no-sources
     """
     from memvault.show import show as svc_show
 
     vault = _open_vault()
-    data = _clean(vault, svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram"))))
+    data = _clean(vault, svc_show(vault, ident, str(vault.config.section("search").get("chinese", "bigram")),
+                                  with_sources=not no_sources))
     if as_json:
         _print_json(data)
         return
@@ -326,7 +358,12 @@ def show(
         typer.echo("")
         typer.echo(data["body"])
         typer.echo("")
-        typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
+        if "source_episodes" in data and data["source_episodes"]:
+            typer.echo("sources:")
+            for line in _source_lines(data["source_episodes"]):
+                typer.echo(line)
+        else:
+            typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
         for step in data["chain"]:
             mark = "*" if step["id"] == data["id"] else " "
             typer.echo(f" {mark} {step['created'][:10]}  {step['id']}  {step['status']:10s} {step['title'] or ''}")
@@ -336,6 +373,23 @@ def show(
             typer.echo(data["prose"])
         for c in data["cards"]:
             typer.echo(f"  {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})")
+
+
+def _source_lines(items: list[dict[str, Any]]) -> list[str]:
+    """Two indented lines per source turn, its text on one line each (control characters dropped)."""
+
+    def flat(text: str) -> str:
+        return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+    lines = []
+    for ep in items:
+        where = f"{ep['at']}  {ep['project']}/{ep['session']} turn {ep['turn']}" if ep["at"] else ""
+        mark = {"live": "", "missing": "(not found)"}.get(ep["status"], f"(revoked: {ep['revoked_reason']})")
+        lines.append("  " + "  ".join(x for x in (ep["id"], where, mark) if x))
+        if ep["user"] is not None:
+            lines.append(f"    user: {flat(ep['user'])}")
+            lines.append(f"    assistant: {flat(ep['assistant'])}")
+    return lines
 
 
 @app.command()
@@ -355,6 +409,14 @@ def timeline(
     from memvault.index import Index
     from memvault.timeline import timeline as svc_timeline
 
+    if since is not None:
+        import datetime
+
+        try:
+            ok = len(since) == 10 and since[4] == since[7] == "-" and since.replace("-", "").isdigit()
+            datetime.date.fromisoformat(since if ok else "x")
+        except ValueError:
+            raise UsageError("--since must be a date, YYYY-MM-DD") from None
     vault = _open_vault()
     with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
         rows = _clean(vault, svc_timeline(idx, entity, project, since, limit, show_all))

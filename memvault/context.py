@@ -166,6 +166,14 @@ def _pinned(idx: Index, kinds: Sequence[str], project: str | None) -> list[_Cand
     out: dict[str, _Candidate] = {}
     for row in idx.db.execute(sql + " ORDER BY path", args):
         out.setdefault(row[0], _candidate(row, pinned=True))  # a git merge may leave one id in two files
+    # Only the latest synopsis of each project is pinned, even where older data left two of them active.
+    latest: dict[str | None, _Candidate] = {}
+    for c in out.values():
+        if c.kind == "synopsis":
+            best = latest.get(c.project)
+            if best is None or (c.date, c.created, c.id) > (best.date, best.created, best.id):
+                latest[c.project] = c
+    out = {cid: c for cid, c in out.items() if c.kind != "synopsis" or latest.get(c.project) is c}
     order = {b: i for i, b in enumerate(BUCKETS)}
     return sorted(out.values(), key=lambda c: (order[_bucket(c)], _desc(c.created), c.id))
 

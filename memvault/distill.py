@@ -577,9 +577,9 @@ def _commit(run: _Run, batch_id: str, at: str, ids: list[str], working: dict[str
     }
     if born:
         record["born_superseded"] = born
-    write_change_set(run.vault, run.cards, working, before, run.entities.names, record,
-                     hook=lambda point: _crash_point(f"{point}:{n}"))
-    run.cards.update(working)
+    written = write_change_set(run.vault, run.cards, working, before, run.entities.names, record,
+                               hook=lambda point: _crash_point(f"{point}:{n}"))
+    run.cards.update(written)
 
 
 # ---------------------------------------------------------------- rollback after a history edit (DESIGN §4)

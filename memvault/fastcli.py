@@ -2,7 +2,8 @@
 
 Typer 0.29 builds pydantic adapters for every parameter, which costs ~100 ms per process before a command runs;
 a whole search must take well under 100 ms. `main` therefore handles exactly the `search` command line it fully
-understands (global --vault/-V, then `search` with its documented options) and hands everything else — other
+understands (global --vault/-V, then `search` with its documented options, where --vault/-V may come too, as
+memvault.argv allows for every command) and hands everything else — other
 commands, --help, --debug, unknown or malformed options — to the Typer app unchanged, so behaviour and messages
 stay those of memvault.cli. Output and exit codes are the same as the Typer command, which uses `render_text`.
 
@@ -25,7 +26,7 @@ from typing import Any
 _FLAGS = {"--all": "include_all", "--episodes": "episodes", "-e": "episodes", "--json": "as_json"}
 _VALUES = {"--limit": ("limit", int), "-n": ("limit", int), "--project": ("project", str), "-p": ("project", str),
            "--kind": ("kind", str), "-k": ("kind", str), "--hops": ("hops", int),
-           "--snippet-chars": ("snippet_chars", int)}
+           "--snippet-chars": ("snippet_chars", int), "--vault": ("vault", str), "-V": ("vault", str)}
 
 
 def parse(argv: list[str]) -> dict[str, Any] | None:
@@ -55,7 +56,8 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
         elif arg in _FLAGS:
             out[_FLAGS[arg]] = True
         else:
-            name, _, inline = arg.partition("=")
+            # Only long options take `=value` (click reads `-n=5` as the value "=5": leave that to Typer).
+            name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
             if name not in _VALUES:
                 return None
             if not inline:
@@ -93,7 +95,7 @@ def run(opts: dict[str, Any]) -> int:
         root = svc.open_root(opts["vault"], os.environ)
         cfg = svc.settings(root, os.environ)
         options = svc.options_from(
-            cfg["search"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),
+            cfg["search"], cfg["kinds"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),
             include_all=opts.get("include_all"), hops=opts.get("hops"), episodes=opts.get("episodes"),
             snippet_chars=opts.get("snippet_chars"))
         result = svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"])

@@ -17,6 +17,7 @@ from memvault import codec
 from memvault.errors import VaultFormatError
 from memvault.model import Card, Entity
 from memvault.slug import clean_name, name_key, unique_slug
+from memvault.synopsis import link_synopses
 from memvault.vault import Vault, atomic_write
 
 
@@ -131,14 +132,20 @@ def write_change_set(
     *,
     removed: Iterable[str] = (),
     hook: Callable[[str], None] | None = None,
-) -> None:
+) -> dict[str, Card]:
     """Write changed cards, the entity pages they touch, then ONE journal line (the commit point).
 
     `all_cards` is every card before the change; `working` the new versions; `removed` ids whose files go.
     First `.memvault/write-intent.json` records the before-image of every file about to change, so
     `recover()` can undo a change set that a crash interrupted before its journal line.
+    A new synopsis supersedes its project's earlier ones here (memvault.synopsis), whoever writes it; the
+    returned mapping holds every card written (`working` plus those links).
     """
     hook = hook or (lambda _name: None)
+    working, before = dict(working), dict(before)
+    context = link_synopses(vault, all_cards, working, before, record)
+    if context:
+        all_cards = {**context, **all_cards}
     merged = dict(all_cards)
     merged.update(working)
     gone = set(removed)
@@ -177,6 +184,7 @@ def write_change_set(
     vault.append_journal([record])
     hook("after-journal")
     (vault.local / INTENT).unlink(missing_ok=True)
+    return working
 
 
 def recover(vault: Vault) -> str | None:

@@ -92,9 +92,12 @@ def remember(
             "v": 1, "type": "remember", "at": at, "change": change, "created": [cid],
             "superseded": [{"id": o.id, "by": [cid], "before": codec.card_to_text(o)} for o in olds],
         }
-        write_change_set(vault, all_cards, working, before, table.names, record)
+        written = write_change_set(vault, all_cards, working, before, table.names, record)
         path = vault.find_card_path(cid)
-        return RememberResult(card=new, path=vault.rel(path) if path else "", superseded=tuple(o.id for o in olds))
+        new = written[cid]
+        superseded = [o.id for o in olds]
+        superseded += sorted(c for c in new.supersedes if c not in superseded)  # an earlier synopsis
+        return RememberResult(card=new, path=vault.rel(path) if path else "", superseded=tuple(superseded))
 
 
 def _needle(text: str | None) -> str:

@@ -20,11 +20,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memvault import bm25, tokenize
+from memvault.choices import check_choice
 from memvault.errors import NoMatch, UsageError
 from memvault.index import CARD_FIELDS, Index, fts_match, find_root
 
@@ -126,14 +127,15 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     cache = root / ".memvault" / "search-settings.json"
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("key") == key:
+        if data.get("key") == key and "kinds" in data:
             return data
     except (OSError, ValueError):
         pass
     from memvault.vault import atomic_write, read_config  # slow path: yaml, once per change of the file
 
     cfg = read_config(root, env)
-    data = {"key": key, "search": dict(cfg.section("search")), "deny": list(cfg.section("redact").get("deny") or [])}
+    data = {"key": key, "search": dict(cfg.section("search")), "deny": list(cfg.section("redact").get("deny") or []),
+            "kinds": list(cfg.kinds)}
     try:
         atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))
     except OSError:
@@ -141,7 +143,10 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     return data
 
 
-def options_from(cfg: Mapping[str, Any], **overrides: Any) -> SearchOptions:
+def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **overrides: Any) -> SearchOptions:
+    """Search settings with the command's overrides. With `kinds` (the vault's card kinds), --kind must be one."""
+    if kinds is not None:
+        check_choice("kind", overrides.get("kind"), kinds)
     base = {
         "limit": int(cfg.get("limit", 10)), "hops": int(cfg.get("hops", 1)),
         "snippet_chars": int(cfg.get("snippet_chars", 160)), "floor": float(cfg.get("floor", 0.15)),

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+from memvault import redact
 from memvault.errors import NoMatch, UsageError
 from memvault.index import Index, resolve_entity
 from memvault.vault import Vault
 
+SOURCE_CHARS = 300  # per side of a source turn: enough to recognise it, short enough to scan a card
+CUT = " […]"
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")  # what redact writes in place of a finding
 
-def show(vault: Vault, ident: str, mode: str = "bigram") -> dict[str, Any]:
-    """A card by id, else an entity by slug, name or alias. Raises NoMatch (exit 1) when neither exists."""
+
+def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool = True,
+         source_chars: int = SOURCE_CHARS) -> dict[str, Any]:
+    """A card by id, else an entity by slug, name or alias. Raises NoMatch (exit 1) when neither exists.
+    A card also gets `source_episodes`, the redacted, capped text of each turn it came from, unless
+    `with_sources` is False."""
     ident = ident.strip()
     if not ident:
         raise UsageError("an id is needed")
@@ -25,6 +34,8 @@ def show(vault: Vault, ident: str, mode: str = "bigram") -> dict[str, Any]:
                "path": vault.rel(path), "body": card.body, "source": card.source,
                "sources": list(card.episodes), "supersedes": list(card.supersedes),
                "superseded_by": list(card.superseded_by), "chain": chain(vault, card.id)}
+        if with_sources:
+            out["source_episodes"] = source_episodes(vault, card.episodes, source_chars)
         return out
     with Index(vault.root, mode) as idx:
         idx.refresh()
@@ -72,3 +83,38 @@ def chain(vault: Vault, card_id: str, limit: int = 50) -> list[dict[str, Any]]:
     if len(seen) == 1:
         return []
     return sorted(seen.values(), key=lambda c: (c["created"] or "", c["id"]))
+
+
+def source_episodes(vault: Vault, ids, limit: int = SOURCE_CHARS) -> list[dict[str, Any]]:
+    """Each source turn in the card's order: where it is, whether it still stands, and its redacted text cut
+    to `limit` characters a side (`cut` says whether any side was). A turn withdrawn by a history edit keeps
+    its text, marked `revoked`; a purged or unknown one has no text (`missing`, or `revoked` with the reason)."""
+    ids = list(dict.fromkeys(ids))
+    found, revoked = vault.episodes_by_id(ids)
+    rules = redact.compile_rules(list(vault.config.section("redact").get("deny") or []))
+    out = []
+    for ep_id in ids:
+        ep = found.get(ep_id)
+        reason = revoked.get(ep_id)
+        item: dict[str, Any] = {"id": ep_id, "status": "revoked" if reason else ("live" if ep else "missing"),
+                                "revoked_reason": reason, "at": None, "project": None, "session": None,
+                                "turn": None, "user": None, "assistant": None, "cut": False}
+        if ep is not None:
+            # Redact the whole text before cutting it, so a cut never leaves half a secret unrecognised.
+            user, cut_u = _cap(redact.redact(ep.user, rules).text, limit)
+            assistant, cut_a = _cap(redact.redact(ep.assistant, rules).text, limit)
+            item.update(at=ep.at, project=ep.project, session=ep.session, turn=ep.turn, user=user,
+                        assistant=assistant, cut=cut_u or cut_a)
+        out.append(item)
+    return out
+
+
+def _cap(text: str, limit: int) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    for m in _MARKER.finditer(text, max(0, limit - 80), limit + 80):
+        if m.start() < limit < m.end():
+            limit = m.end()  # a placeholder is kept whole: "[RE […]" would say nothing
+    if limit >= len(text):
+        return text, False
+    return text[:limit].rstrip() + CUT, True

@@ -12,6 +12,7 @@ import fcntl
 import json
 import marshal
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -28,6 +29,7 @@ from memvault.locate import CONFIG_NAME, locate_vault
 from memvault.model import Card, Entity, Episode, Revoke
 
 LOCAL = ".memvault"
+_EPISODE_ID = re.compile(r"^ep-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9A-Za-z]+$")
 _CACHE_VERSION = 2
 
 
@@ -259,6 +261,47 @@ class Vault:
         live = [ep for ep_id, ep in seen.items() if ep_id not in revoked]
         live.sort(key=lambda e: (e.at, e.session, e.turn, e.id))
         return live
+
+    def episodes_by_id(self, ids) -> tuple[dict[str, Episode], dict[str, str]]:
+        """(id -> episode, id -> revoke reason) for these episode ids, without reading the whole history.
+
+        An id names its day (ep-YYYYMMDDTHHMMSSZ-…, the day file it was appended to), so only those files are
+        parsed; revoke lines are appended on or after that day, so the later files are searched for them with
+        a byte test first. Ids of any other shape are simply not found."""
+        days: dict[Path, set[str]] = {}
+        for ep_id in ids:
+            m = _EPISODE_ID.match(ep_id)
+            if m:
+                at = "{}-{}-{}T{}:{}:{}Z".format(*m.groups())
+                days.setdefault(self.day_file(at), set()).add(ep_id)
+        found: dict[str, Episode] = {}
+        revoked: dict[str, str] = {}
+        if not days:
+            return found, revoked
+        wanted = set().union(*days.values())
+        for path, mine in days.items():
+            if path.is_file():
+                for _path, _line, rec in self._records_of(path, 0, []):
+                    if isinstance(rec, Episode) and rec.id in mine:
+                        found.setdefault(rec.id, rec)
+        first = min(p.name for p in days)
+        for path in self.episode_files():
+            if path.name < first:
+                continue
+            data = path.read_bytes()
+            if b'"revoke"' not in data:
+                continue
+            for raw in data.split(b"\n"):
+                if b'"revoke"' not in raw:
+                    continue
+                try:
+                    rec = codec.parse_record_line(raw, self.rel(path), 0)
+                except VaultFormatError:
+                    continue  # doctor reports damaged lines
+                if isinstance(rec, Revoke):
+                    for ep_id in wanted.intersection(rec.ids):
+                        revoked.setdefault(ep_id, rec.reason)
+        return found, revoked
 
     def episode_index(self) -> "EpisodeIndex":
         """What capture needs to stay idempotent, read incrementally: day files only grow, so a cached file

@@ -92,6 +92,12 @@ def _open_vault():
     return Vault.open(_state.get("vault"), os.environ)
 
 
+def _warn_settings(vault) -> None:
+    """memvault.yaml's problems on stderr as `memvault.yaml:LINE: reason` (never the value)."""
+    for problem in vault.config.problems:
+        _err(f"{'error' if problem.error else 'warning'}: {problem}")
+
+
 def _clean(vault, data: Any) -> Any:
     """Reading commands filter their output through redaction once more (defence in depth)."""
     from memvault import redact
@@ -230,7 +236,9 @@ def stats(
     """
     from memvault.stats import vault_stats
 
-    result = vault_stats(_open_vault(), os.environ)
+    vault = _open_vault()
+    _warn_settings(vault)
+    result = vault_stats(vault, os.environ)
     if as_json:
         _print_json(result)
         return
@@ -253,6 +261,8 @@ def doctor(
     from memvault.doctor import check_vault
 
     report = check_vault(_open_vault(), fix=fix)
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
     if as_json:
         _print_json(report.to_json())
     else:

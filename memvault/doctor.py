@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pathlib import Path
+
+from memvault import codec, pages, secretscan
 from memvault.errors import VaultFormatError
-from memvault import pages
-from memvault.vault import Vault, atomic_write, iter_lines
+from memvault.locate import CONFIG_NAME
+from memvault.vault import Vault, atomic_write, iter_lines, read_config
 
 
 @dataclass
@@ -14,17 +17,22 @@ class DoctorReport:
     files: int = 0
     problems: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # settings problems that are not damage
 
     def to_json(self) -> dict:
-        return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "ok": not self.problems}
+        return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "warnings": self.warnings,
+                "ok": not self.problems}
 
 
 def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     """Check every file. With `fix`, rewrite what is derived (entity page blocks, the local index) first."""
     report = DoctorReport()
     if fix:
-        report.fixed = _fix_derived(vault)
+        report.fixed = _fix_secrets(vault) + _fix_derived(vault)
     errors: list[VaultFormatError] = []
+    settings = _settings_problems(vault, fixed=fix)
+    errors += [VaultFormatError(CONFIG_NAME, p.line, p.message) for p in settings if p.error]
+    report.warnings = [str(p) for p in settings if not p.error]
     files = vault.episode_files()
     report.files += len(files)
     for path in files:
@@ -73,8 +81,83 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         for lineno, raw in iter_lines(path):
             if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
+    report.files += 1  # memvault.yaml
+    for path, _style in _secret_files(vault):
+        text = _read(path)
+        for finding in secretscan.find_secrets(text, vault.rules):
+            errors.append(VaultFormatError(vault.rel(path), finding.line, f"secret in clear (rule {finding.rule}): "
+                                           "run `memvault doctor --fix` to redact it"))
     report.problems = [str(e.message) for e in errors]
     return report
+
+
+def _settings_problems(vault: Vault, fixed: bool):
+    """memvault.yaml's problems; read again after --fix, which may have rewritten the file."""
+    if not fixed:
+        return vault.config.problems
+    try:
+        return read_config(vault.root, {}).problems
+    except VaultFormatError as exc:
+        from memvault.settings_file import SettingsProblem
+
+        return (SettingsProblem(exc.line, exc.reason, error=True),)
+
+
+def _secret_files(vault: Vault) -> list[tuple[Path, str]]:
+    """Every file of the vault a secret could sit in, with how to rewrite it."""
+    files = [(p, "json") for p in [*vault.episode_files(), *vault.journal_files(),
+                                   *sorted((vault.root / "audit").glob("*.log"))]]
+    files += [(p, "card") for p in vault.card_files()]
+    files += [(p, "entity") for p in vault.entity_files()]
+    files.append((vault.root / CONFIG_NAME, "yaml"))
+    return files
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")  # invalid UTF-8 is reported elsewhere
+    except FileNotFoundError:
+        return ""
+
+
+def _fix_secrets(vault: Vault) -> list[str]:
+    """Redact secrets in place, one atomic rewrite per file (temp file, fsync, os.replace).
+
+    Trigger: a rule matches text already on disk (a hand edit, a file from an older version, a deny rule added
+    later). Why: the vault is meant for git and sync; a secret must not stay. Outcome: the matched text becomes
+    `[REDACTED:<rule>]`, the rest of the file is byte-for-byte the same (JSON lines, YAML) or re-serialised
+    (cards and entity pages, through the codec). Episode files are the one exception to append-only besides
+    `forget --purge` (FORMAT.md). Runs under the distill lock and the append lock so no writer interleaves.
+    """
+    fixed = []
+    with vault.exclusive("distill", "distill or another card change"), vault.append_lock():
+        for path, style in _secret_files(vault):
+            text = _read(path)
+            found = secretscan.find_secrets(text, vault.rules)
+            if not found:
+                continue
+            new = _redacted(vault, path, style, text)
+            if new != text:
+                atomic_write(path, new)
+                fixed.append(f"{vault.rel(path)}: {len(found)} secret(s) redacted")
+    return fixed
+
+
+def _redacted(vault: Vault, path: Path, style: str, text: str) -> str:
+    rel = vault.rel(path)
+    if style == "json":
+        return secretscan.redact_json_lines(text, vault.rules, codec.dump_json_line)
+    try:
+        if style == "card":
+            return codec.card_to_text(codec.parse_card(text, rel), vault.rules)
+        if style == "entity":
+            ent = codec.parse_entity(text, rel, path.stem)
+            begin, end = text.find(codec.BLOCK_BEGIN), text.find(codec.BLOCK_END)
+            block = text[begin + len(codec.BLOCK_BEGIN):end] if 0 <= begin < end else ""
+            return codec.entity_to_text(ent, block, vault.rules)
+    except VaultFormatError:
+        pass  # damaged front matter: fall back to the text edit below
+    return secretscan.redact_yaml_text(text, vault.rules)
 
 
 def _fix_derived(vault: Vault) -> list[str]:

@@ -250,11 +250,12 @@ def stats(
 @app.command()
 @_guard
 def doctor(
-    fix: Annotated[bool, typer.Option("--fix", help="Rewrite what is derived (entity page blocks, the "
-                                      "search index) before checking.")] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Redact secrets found in clear, then rewrite what is "
+                                      "derived (entity page blocks, the search index), before checking.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
 ) -> None:
-    """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found).
+    """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found),
+    secrets in clear included (named by rule, never shown). memvault.yaml problems are warnings on stderr.
 
     Example: memvault doctor --fix
     """

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import marshal
 from dataclasses import dataclass, field
 
 from pathlib import Path
@@ -82,11 +86,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
             if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
     report.files += 1  # memvault.yaml
-    for path, _style in _secret_files(vault):
-        text = _read(path)
-        for finding in secretscan.find_secrets(text, vault.rules):
-            errors.append(VaultFormatError(vault.rel(path), finding.line, f"secret in clear (rule {finding.rule}): "
-                                           "run `memvault doctor --fix` to redact it"))
+    errors += _scan_secrets(vault)
     report.problems = [str(e.message) for e in errors]
     return report
 
@@ -101,6 +101,55 @@ def _settings_problems(vault: Vault, fixed: bool):
         from memvault.settings_file import SettingsProblem
 
         return (SettingsProblem(exc.line, exc.reason, error=True),)
+
+
+SCAN_CACHE = "secrets.cache"
+
+
+def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
+    """Secrets in clear in any vault file, as `path:line: secret in clear (rule …)`.
+
+    Files found clean are remembered in .memvault/secrets.cache by size and mtime, under a key of the rules
+    (redact.py's bytes and the deny list): a second doctor reads only what changed. Scanning 10k cards and
+    10k episodes (14 MB) costs ~1 s; a file that changes between stat and read is simply scanned again next time.
+    """
+    key = _rules_key(vault)
+    cache_path = vault.local / SCAN_CACHE
+    try:
+        cache = marshal.loads(cache_path.read_bytes())
+        clean = cache["files"] if isinstance(cache, dict) and cache.get("key") == key else {}
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        clean = {}
+    fresh: dict[str, tuple[int, int]] = {}
+    todo = []
+    for path, _style in _secret_files(vault):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        rel, sig = vault.rel(path), (st.st_size, st.st_mtime_ns)
+        if clean.get(rel) == sig:
+            fresh[rel] = sig
+        else:
+            todo.append((path, rel, sig))
+    errors, dirty = [], set()
+    for (_path, rel, _sig), found in secretscan.scan_files(((t, _read(t[0])) for t in todo), vault.rules):
+        dirty.add(rel)
+        for finding in found:
+            errors.append(VaultFormatError(rel, finding.line, f"secret in clear (rule {finding.rule}): "
+                                           "run `memvault doctor --fix` to redact it"))
+    fresh.update((rel, sig) for _path, rel, sig in todo if rel not in dirty)
+    if fresh != clean:
+        with contextlib.suppress(OSError):
+            atomic_write(cache_path, marshal.dumps({"key": key, "files": fresh}))
+    return errors
+
+
+def _rules_key(vault: Vault) -> str:
+    from memvault import redact
+
+    deny = json.dumps(list(vault.config.section("redact").get("deny") or []), ensure_ascii=False)
+    return hashlib.sha256(Path(redact.__file__).read_bytes() + deny.encode("utf-8")).hexdigest()
 
 
 def _secret_files(vault: Vault) -> list[tuple[Path, str]]:
@@ -131,11 +180,9 @@ def _fix_secrets(vault: Vault) -> list[str]:
     """
     fixed = []
     with vault.exclusive("distill", "distill or another card change"), vault.append_lock():
-        for path, style in _secret_files(vault):
-            text = _read(path)
-            found = secretscan.find_secrets(text, vault.rules)
-            if not found:
-                continue
+        files = _secret_files(vault)
+        texts = (((path, style, text), text) for path, style in files for text in [_read(path)])
+        for (path, style, text), found in secretscan.scan_files(texts, vault.rules):
             new = _redacted(vault, path, style, text)
             if new != text:
                 atomic_write(path, new)

@@ -24,6 +24,37 @@ def find_secrets(text: str, rules: redact.Rules) -> list[redact.Finding]:
     return [f for f in redact.redact(text, rules).findings if f.rule not in SOFT_RULES]
 
 
+_BATCH_SEP = "\n\x00\n"
+_BATCH_CHARS = 1 << 20
+
+
+def scan_files(texts, rules: redact.Rules):
+    """(key, findings) for each (key, text) of `texts` that holds a secret.
+
+    Fast path: one redaction pass over a batch of files joined together (~1 MB) instead of one per file, so the
+    per-call cost of the rule pre-filter is paid once per batch; a batch with a secret is scanned again file by
+    file for exact lines. Nearly every batch of a healthy vault is clean.
+    """
+    batch: list[tuple[object, str]] = []
+    size = 0
+
+    def flush():
+        if batch and find_secrets(_BATCH_SEP.join(t for _, t in batch), rules):
+            for key, text in batch:
+                found = find_secrets(text, rules)
+                if found:
+                    yield key, found
+        batch.clear()
+
+    for key, text in texts:
+        batch.append((key, text))
+        size += len(text)
+        if size >= _BATCH_CHARS:
+            yield from flush()
+            size = 0
+    yield from flush()
+
+
 def _marker(rule: str) -> str:
     return f"[REDACTED:{rule}]"
 

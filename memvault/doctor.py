@@ -131,18 +131,31 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
         if clean.get(rel) == sig:
             fresh[rel] = sig
         else:
-            todo.append((path, rel, sig))
+            todo.append((path, rel, sig, _style))
     errors, dirty = [], set()
-    for (_path, rel, _sig), found in secretscan.scan_files(((t, _read(t[0])) for t in todo), vault.rules):
+    for rel, lineno, finding in _secrets_in(todo, vault.rules):
         dirty.add(rel)
-        for finding in found:
-            errors.append(VaultFormatError(rel, finding.line, f"secret in clear (rule {finding.rule}): "
-                                           "run `memvault doctor --fix` to redact it"))
-    fresh.update((rel, sig) for _path, rel, sig in todo if rel not in dirty)
+        errors.append(VaultFormatError(rel, lineno, f"secret in clear (rule {finding.rule}): "
+                                       "run `memvault doctor --fix` to redact it"))
+    fresh.update((rel, sig) for _path, rel, sig, _style in todo if rel not in dirty)
     if fresh != clean:
         with contextlib.suppress(OSError):
             atomic_write(cache_path, marshal.dumps({"key": key, "files": fresh}))
     return errors
+
+
+def _secrets_in(files, rules):
+    """(rel, line, finding) for every secret in `files` ((path, rel, sig, style) each): one batched pass over
+    the raw texts finds the few files worth a closer look; JSON lines are then judged line by line."""
+    texts = (((rel, style, text), text) for path, rel, _sig, style in files for text in [_read(path)])
+    for (rel, style, text), found in secretscan.scan_files(texts, rules):
+        if style == "json":
+            for lineno, line_found in secretscan.json_line_findings(text, rules):
+                for finding in line_found:
+                    yield rel, lineno, finding
+        else:
+            for finding in found:
+                yield rel, finding.line, finding
 
 
 def _rules_key(vault: Vault) -> str:
@@ -180,13 +193,18 @@ def _fix_secrets(vault: Vault) -> list[str]:
     """
     fixed = []
     with vault.exclusive("distill", "distill or another card change"), vault.append_lock():
-        files = _secret_files(vault)
-        texts = (((path, style, text), text) for path, style in files for text in [_read(path)])
-        for (path, style, text), found in secretscan.scan_files(texts, vault.rules):
+        files = {vault.rel(path): (path, style) for path, style in _secret_files(vault)}
+        items = [(path, rel, None, style) for rel, (path, style) in files.items()]
+        counts: dict[str, int] = {}
+        for rel, _line, _finding in _secrets_in(items, vault.rules):
+            counts[rel] = counts.get(rel, 0) + 1
+        for rel, n in counts.items():
+            path, style = files[rel]
+            text = _read(path)
             new = _redacted(vault, path, style, text)
             if new != text:
                 atomic_write(path, new)
-                fixed.append(f"{vault.rel(path)}: {len(found)} secret(s) redacted")
+                fixed.append(f"{rel}: {n} secret(s) redacted")
     return fixed
 
 

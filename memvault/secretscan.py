@@ -87,26 +87,56 @@ def redact_yaml_text(text: str, rules: redact.Rules) -> str:
     return _replace(text, find_secrets(text, rules), yaml_quote=True)
 
 
+def json_line_findings(text: str, rules: redact.Rules) -> list[tuple[int, list[redact.Finding]]]:
+    """(line number, findings) for each line of a JSON-lines file that holds a secret.
+
+    A finding must show both in the raw line and in the line's decoded string values, under the same rule.
+    Raw alone is wrong: JSON writes a newline as the two characters `\\n`, so `私钥：\\n[REDACTED:private-key]`
+    looks like a key and its value. Decoded alone is wrong too: a source reference such as
+    `/tmp/secrets-chat.jsonl:55` ends its string, and `secrets…:55` at the end of a line reads as an assignment.
+    A line that is not JSON is judged on its raw text (doctor reports it as damage anyway).
+    """
+    out = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        raw = find_secrets(line, rules)
+        if not raw:
+            continue
+        try:
+            strings = list(_strings(json.loads(line)))
+        except ValueError:
+            out.append((lineno, raw))
+            continue
+        rule_ids = {f.rule for f in raw}
+        decoded = [f for string in strings for f in find_secrets(string, rules) if f.rule in rule_ids]
+        if decoded:
+            out.append((lineno, decoded))
+    return out
+
+
+def _strings(data: Any):
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, dict):
+        for v in data.values():
+            yield from _strings(v)
+    elif isinstance(data, list):
+        for v in data:
+            yield from _strings(v)
+
+
 def redact_json_lines(text: str, rules: redact.Rules, dump) -> str:
     """JSON-lines text (episodes, journal, audit) with secrets replaced; every line stays valid JSON.
 
-    A line is edited in place when the result still parses (bytes around the secret untouched); otherwise
-    it is parsed, redacted string by string, and written again with `dump`.
+    Only the lines json_line_findings flags change: they are written again with `dump` (the layout memvault
+    writes), their strings redacted. Other lines keep their bytes.
     """
     lines = text.split("\n")
-    for i, line in enumerate(lines):
-        found = find_secrets(line, rules)
-        if not found:
-            continue
-        edited = _replace(line, found)
+    for lineno, found in json_line_findings(text, rules):
+        line = lines[lineno - 1]
         try:
-            json.loads(edited)
+            lines[lineno - 1] = dump(_redact_obj(json.loads(line), rules))
         except ValueError:
-            try:
-                edited = dump(_redact_obj(json.loads(line), rules))
-            except ValueError:
-                pass  # not JSON at all: the plain edit stands (doctor reports the line anyway)
-        lines[i] = edited
+            lines[lineno - 1] = _replace(line, find_secrets(line, rules))
     return "\n".join(lines)
 
 

@@ -29,7 +29,8 @@ class DoctorReport:
 
 
 def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
-    """Check every file. With `fix`, rewrite what is derived (entity page blocks, the local index) first."""
+    """Check every file, secrets in clear and memvault.yaml's settings included. With `fix`, first redact
+    secrets in place, then rewrite what is derived (entity page blocks, the local index)."""
     report = DoctorReport()
     if fix:
         report.fixed = _fix_secrets(vault) + _fix_derived(vault)
@@ -122,7 +123,7 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
         clean = {}
     fresh: dict[str, tuple[int, int]] = {}
     todo = []
-    for path, _style in _secret_files(vault):
+    for path, style in _secret_files(vault):
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -131,7 +132,7 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
         if clean.get(rel) == sig:
             fresh[rel] = sig
         else:
-            todo.append((path, rel, sig, _style))
+            todo.append((path, rel, sig, style))
     errors, dirty = [], set()
     for rel, lineno, finding in _secrets_in(todo, vault.rules):
         dirty.add(rel)
@@ -187,8 +188,8 @@ def _fix_secrets(vault: Vault) -> list[str]:
 
     Trigger: a rule matches text already on disk (a hand edit, a file from an older version, a deny rule added
     later). Why: the vault is meant for git and sync; a secret must not stay. Outcome: the matched text becomes
-    `[REDACTED:<rule>]`, the rest of the file is byte-for-byte the same (JSON lines, YAML) or re-serialised
-    (cards and entity pages, through the codec). Episode files are the one exception to append-only besides
+    `[REDACTED:<rule>]`; other JSON lines and other YAML text keep their bytes, a flagged JSON line is dumped
+    again, cards and entity pages are re-serialised through the codec (which redacts). Episode files are the one exception to append-only besides
     `forget --purge` (FORMAT.md). Runs under the distill lock and the append lock so no writer interleaves.
     """
     fixed = []

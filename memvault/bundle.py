@@ -133,7 +133,7 @@ def import_bundle(vault: Vault, data: bytes, *, name: str, now: Callable[[], str
                   dry_run: bool = False) -> ImportResult:
     """Validate the bundle in `data` (read from `name`), then write the cards the vault does not hold yet.
     Raises InputError (nothing written) for a bundle that is not valid, Busy while a distill runs."""
-    parsed = parse_bundle(data, name, vault.config.kinds)
+    parsed = _scrubbed(parse_bundle(data, name, vault.config.kinds), vault.rules)
     if dry_run:
         return _plan(vault, parsed, dry_run=True)[0]
     with vault.exclusive("distill", LOCK_WHAT):
@@ -160,6 +160,20 @@ def import_bundle(vault: Vault, data: bytes, *, name: str, now: Callable[[], str
         return result
 
 
+def _scrubbed(parsed: _Parsed, rules) -> _Parsed:
+    """The bundle as the vault would store it: redacted before any comparison or write, so a card that
+    held a secret is compared (identical / conflict) in the form it has on disk."""
+    from memvault.scrub import scrub_card, scrub_entity
+    from memvault.slug import slugify
+
+    entities = []
+    for ent in parsed.entities:
+        clean, _block = scrub_entity(ent, "", rules)
+        slug = redact.redact(ent.slug, rules).text
+        entities.append(replace(clean, slug=ent.slug if slug == ent.slug else slugify(slug)))
+    return replace(parsed, cards=tuple(scrub_card(c, rules) for c in parsed.cards), entities=tuple(entities))
+
+
 def _plan(vault: Vault, parsed: _Parsed, dry_run: bool):
     result = ImportResult(dry_run=dry_run)
     damaged: list[VaultFormatError] = []
@@ -181,7 +195,7 @@ def _plan(vault: Vault, parsed: _Parsed, dry_run: bool):
         path = vault.entity_path(ent.slug)
         if not path.exists():
             result.entities_created.append(ent.slug)
-            pages.append((path, codec.entity_to_text(ent, render_block(ent.slug, current))))
+            pages.append((path, codec.entity_to_text(ent, render_block(ent.slug, current), vault.rules)))
             continue
         try:
             mine_ent = vault.read_entity(path)
@@ -194,7 +208,7 @@ def _plan(vault: Vault, parsed: _Parsed, dry_run: bool):
             continue
         result.entities_merged.append(ent.slug)
         pages.append((path, codec.entity_to_text(replace(mine_ent, prose=ent.prose),
-                                                 render_block(ent.slug, current))))
+                                                 render_block(ent.slug, current), vault.rules)))
     return result, all_cards, pages
 
 

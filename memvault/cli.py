@@ -117,6 +117,12 @@ def _open_vault():
     return Vault.open(_state.get("vault"), os.environ)
 
 
+def _warn_settings(vault) -> None:
+    """memvault.yaml's problems on stderr as `memvault.yaml:LINE: reason` (never the value)."""
+    for problem in vault.config.problems:
+        _err(f"{'error' if problem.error else 'warning'}: {problem}")
+
+
 def _clean(vault, data: Any) -> Any:
     """Reading commands filter their output through redaction once more (defence in depth)."""
     from memvault import redact
@@ -258,7 +264,9 @@ def stats(
     """
     from memvault.stats import vault_stats
 
-    result = vault_stats(_open_vault(), os.environ)
+    vault = _open_vault()
+    _warn_settings(vault)
+    result = vault_stats(vault, os.environ)
     if as_json:
         _print_json(result)
         return
@@ -270,17 +278,20 @@ def stats(
 @app.command()
 @_guard
 def doctor(
-    fix: Annotated[bool, typer.Option("--fix", help="Rewrite what is derived (entity page blocks, the "
-                                      "search index) before checking.")] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Redact secrets found in clear, then rewrite what is "
+                                      "derived (entity page blocks, the search index), before checking.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
 ) -> None:
-    """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found).
+    """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found),
+    secrets in clear included (named by rule, never shown). memvault.yaml problems are warnings on stderr.
 
     Example: memvault doctor --fix
     """
     from memvault.doctor import check_vault
 
     report = check_vault(_open_vault(), fix=fix)
+    for warning in report.warnings:
+        _err(f"warning: {warning}")
     if as_json:
         _print_json(report.to_json())
     else:

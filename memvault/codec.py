@@ -218,8 +218,15 @@ def parse_card(text: str, path: str) -> Card:
     )
 
 
-def card_to_text(card: Card) -> str:
-    """Card -> markdown with front matter in the fixed key order; unknown keys follow in their own order."""
+def card_to_text(card: Card, rules: Any = None) -> str:
+    """Card -> markdown with front matter in the fixed key order; unknown keys follow in their own order.
+
+    Every text field is redacted first (built-in rules, or the vault's `rules` with its deny list): this is
+    the one place a card becomes bytes, so no writer can skip it.
+    """
+    from memvault.scrub import scrub_card
+
+    card = scrub_card(card, rules)
     meta: dict[str, Any] = {
         "id": card.id, "kind": card.kind, "title": card.title, "project": card.project,
         "entities": list(card.entities), "created": card.created, "valid_from": card.valid_from,
@@ -254,8 +261,12 @@ def parse_entity(text: str, path: str, slug: str) -> Entity:
     )
 
 
-def entity_to_text(entity: Entity, block: str) -> str:
-    """Entity page: front matter, the person's prose, then the generated block (deterministic)."""
+def entity_to_text(entity: Entity, block: str, rules: Any = None) -> str:
+    """Entity page: front matter, the person's prose, then the generated block (deterministic). Redacted
+    first, like card_to_text."""
+    from memvault.scrub import scrub_entity
+
+    entity, block = scrub_entity(entity, block, rules)
     meta: dict[str, Any] = {"name": entity.name, "aliases": list(entity.aliases), "kind": entity.kind}
     meta.update((k, v) for k, v in entity.extra.items() if k not in meta)
     head = dump_front_matter(meta)

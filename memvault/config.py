@@ -91,6 +91,8 @@ class Config:
 
     data: Mapping[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
     sources: Mapping[str, str] = field(default_factory=dict)  # "llm.base_url" -> "memvault.yaml" | "env MEMVAULT_…"
+    # What is wrong in memvault.yaml (settings_file.SettingsProblem: line, message, error); stats/doctor show it.
+    problems: tuple = ()
 
     def section(self, name: str) -> Mapping[str, Any]:
         return self.data.get(name) or {}

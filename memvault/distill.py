@@ -565,9 +565,9 @@ def _commit(run: _Run, batch_id: str, at: str, ids: list[str], working: dict[str
     run.batch_no += 1
     n = run.batch_no
     created = sorted(cid for cid, b in before.items() if b is None)
-    updated = [{"id": cid, "before": codec.card_to_text(b)} for cid, b in sorted(before.items())
+    updated = [{"id": cid, "before": codec.card_to_text(b, run.rules)} for cid, b in sorted(before.items())
                if b is not None and working[cid].status == b.status]
-    superseded = [{"id": cid, "by": list(working[cid].superseded_by), "before": codec.card_to_text(b)}
+    superseded = [{"id": cid, "by": list(working[cid].superseded_by), "before": codec.card_to_text(b, run.rules)}
                   for cid, b in sorted(before.items()) if b is not None and working[cid].status != b.status]
     born = sorted(cid for cid, b in before.items() if b is None and working[cid].status == "superseded")
     record: dict[str, Any] = {
@@ -624,10 +624,10 @@ def roll_back_history_edits(vault: Vault, summary: Summary, now: Callable[[], st
         else:
             # Before-images of what the rollback itself changes sit under `updated` (with `undo`), where
             # `forget --purge` already blanks a purged card's text.
-            changes = [{"id": cid, "undo": "remove", "before": codec.card_to_text(current[cid])}
+            changes = [{"id": cid, "undo": "remove", "before": codec.card_to_text(current[cid], vault.rules)}
                        for cid in plan.removed]
             changes += [{"id": cid, "undo": "restore" if cid in plan.restored else "trim",
-                         "before": codec.card_to_text(current[cid])} for cid in sorted(plan.cards)]
+                         "before": codec.card_to_text(current[cid], vault.rules)} for cid in sorted(plan.cards)]
             record.update(mode="journal", removed=plan.removed, restored=plan.restored, trimmed=plan.trimmed,
                           kept=plan.kept, updated=changes)
             before = {cid: current[cid] for cid in [*plan.removed, *plan.cards]}

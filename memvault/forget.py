@@ -75,7 +75,7 @@ def _retract(vault, card: Card, all_cards, table, at, change, reason) -> ForgetR
     extra["retracted"] = {"at": at, "reason": reason or "retracted by hand"}
     new = dataclasses.replace(card, status="retracted", extra=extra)
     record = {"v": 1, "type": "forget", "mode": "retract", "at": at, "change": change, "card": card.id,
-              "reason": reason, "updated": [{"id": card.id, "before": codec.card_to_text(card)}]}
+              "reason": reason, "updated": [{"id": card.id, "before": codec.card_to_text(card, vault.rules)}]}
     write_change_set(vault, all_cards, {card.id: new}, {card.id: card}, table.names, record)
     path = vault.find_card_path(card.id)
     result.files = [vault.rel(path)] if path else []

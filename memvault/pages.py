@@ -108,12 +108,12 @@ def page_update(vault: Vault, slug: str, cards: Iterable[Card], new_name: str | 
         if not block:
             return path, None
         ent = Entity(slug=slug, name=new_name or slug)
-        return path, codec.entity_to_text(ent, block)
+        return path, codec.entity_to_text(ent, block, vault.rules)
     try:
         ent = codec.parse_entity(old, vault.rel(path), slug)
     except VaultFormatError:
         return path, None
-    text = codec.entity_to_text(ent, block)
+    text = codec.entity_to_text(ent, block, vault.rules)
     return path, (None if text == old else text)
 
 
@@ -153,7 +153,7 @@ def write_change_set(
         merged.pop(cid, None)
     files: dict[Path, str | None] = {}
     for cid, card in working.items():
-        files[vault.find_card_path(cid) or vault.card_path(card)] = codec.card_to_text(card)
+        files[vault.find_card_path(cid) or vault.card_path(card)] = codec.card_to_text(card, vault.rules)
     for cid in gone:
         path = vault.find_card_path(cid)
         if path is not None:

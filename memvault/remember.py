@@ -47,6 +47,10 @@ def remember(
 ) -> RememberResult:
     """Write one card a person dictated. Raises UsageError for a bad kind/title, NoMatch for an unknown
     --supersedes id, Busy while a distill runs."""
+    # Redacted before anything else: the card id, entity slugs and file names derive from these strings.
+    # (codec.card_to_text redacts again; this pass keeps secrets out of slugs and the id's hash input.)
+    title, body, subject, field, value = (_clean(vault, t) for t in (title, body, subject, field, value))
+    entities = [_clean(vault, n) or "" for n in entities]
     item = {"action": "create", "kind": kind, "title": title, "body": body, "entities": list(entities),
             "project": project, "valid_from": valid_from, "confidence": confidence,
             "subject": subject, "field": field, "value": value}
@@ -90,7 +94,7 @@ def remember(
         change = "m-" + hashlib.sha256(f"{cid}\x1f{at}".encode()).hexdigest()[:12]
         record = {
             "v": 1, "type": "remember", "at": at, "change": change, "created": [cid],
-            "superseded": [{"id": o.id, "by": [cid], "before": codec.card_to_text(o)} for o in olds],
+            "superseded": [{"id": o.id, "by": [cid], "before": codec.card_to_text(o, vault.rules)} for o in olds],
         }
         written = write_change_set(vault, all_cards, working, before, table.names, record)
         path = vault.find_card_path(cid)
@@ -98,6 +102,12 @@ def remember(
         superseded = [o.id for o in olds]
         superseded += sorted(c for c in new.supersedes if c not in superseded)  # an earlier synopsis
         return RememberResult(card=new, path=vault.rel(path) if path else "", superseded=tuple(superseded))
+
+
+def _clean(vault: Vault, text: str | None) -> str | None:
+    from memvault import redact
+
+    return redact.redact(text, vault.rules).text if text else text
 
 
 def _needle(text: str | None) -> str:

@@ -42,6 +42,7 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         # Derived from the journal (truth), so a vault synced from another machine counts the same.
         "pending_episodes": sum(1 for ep in episodes if ep.id not in distilled),
         "damaged": len(problems),
+        "settings_problems": [str(p) for p in vault.config.problems],
         "llm": {
             "base_url": llm.get("base_url"),
             "model": llm.get("model"),

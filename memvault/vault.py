@@ -7,8 +7,10 @@ write() per batch of whole lines, under a short append lock, after repairing a t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import fcntl
+import functools
 import json
 import marshal
 import os
@@ -34,9 +36,12 @@ _CACHE_VERSION = 2
 
 
 def read_config(root: Path, env: Mapping[str, str]) -> Config:
+    """memvault.yaml merged with defaults and env; what is wrong in the file goes to Config.problems."""
+    from memvault.settings_file import load_settings
+
     path = root / CONFIG_NAME
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data, problems = load_settings(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise VaultMissing(f"no {CONFIG_NAME} in {root}") from None
     except UnicodeDecodeError:
@@ -44,7 +49,8 @@ def read_config(root: Path, env: Mapping[str, str]) -> Config:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise VaultFormatError(str(path), mark.line + 1 if mark else None, "invalid YAML") from None
-    return build_config(data or {}, env, origin=str(path))
+    config = build_config(data or {}, env, origin=str(path))
+    return dataclasses.replace(config, problems=tuple(problems)) if problems else config
 
 
 # ---------------------------------------------------------------- low-level file operations
@@ -165,6 +171,13 @@ class Vault:
     def open(cls, explicit: str | os.PathLike | None, env: Mapping[str, str]) -> "Vault":
         root = locate_vault(explicit, env)
         return cls(root=root, config=read_config(root, env))
+
+    @functools.cached_property
+    def rules(self):
+        """The redaction rules of this vault (built-in + memvault.yaml `redact.deny`), compiled once."""
+        from memvault import redact
+
+        return redact.compile_rules(list(self.config.section("redact").get("deny") or []))
 
     # -- paths
     @property
@@ -411,7 +424,7 @@ class Vault:
 
     def write_card(self, card: Card) -> Path:
         path = self.find_card_path(card.id) or self.card_path(card)
-        atomic_write(path, codec.card_to_text(card))
+        atomic_write(path, codec.card_to_text(card, self.rules))
         return path
 
     def delete_card(self, card_id: str) -> bool:

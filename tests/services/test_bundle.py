@@ -211,11 +211,14 @@ def test_import_takes_the_distill_lock(source, run, tmp_path):
 def test_import_reads_stdin_and_export_warns_about_flagged_cards(run, vault, tmp_path):
     cid = run.json("remember", "Deploy token location", "--kind", "fact", "--body", "see vault", env=NOW)["id"]
     path = next((vault / "cards").glob(f"*/{cid}.md"))
-    key = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
+    key = "ghp" + "_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
     path.write_text(path.read_text(encoding="utf-8").replace("see vault", f"token {key}"), encoding="utf-8")
     res = run("export", env=NOW)
     assert f"1 cards hold text the redaction rules flag: {cid}" in res.stderr and key not in res.stderr
     assert key in res.stdout  # a lossless copy: the warning is how the person learns of it
     other = fresh(tmp_path)
     assert other.json("import", "-", input=res.stdout.encode("utf-8"), env=NOW)["imported"] == 1
-    assert next((other.vault / "cards").glob(f"*/{cid}.md")).read_bytes() == path.read_bytes()
+    # Import redacts before it writes (issue 8 item 1): the copy holds the marker, never the key.
+    copied = next((other.vault / "cards").glob(f"*/{cid}.md")).read_text(encoding="utf-8")
+    assert key not in copied and "[REDACTED:github-pat]" in copied
+    assert copied == path.read_text(encoding="utf-8").replace(key, "[REDACTED:github-pat]")

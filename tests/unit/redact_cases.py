@@ -570,6 +570,16 @@ def pathological_lines(size: int = 1 << 20, seed: int = SEED) -> dict[str, str]:
     lines["home run"] = "/home/" * (size // 6)
     lines["token: words"] = "token: " + "word " * (size // 5)
     lines["eyJ dots"] = "eyJ" + "aaaaaaaaaaaa.eyJ" * (size // 16)
+    # issue 11 shapes: command lines, client constructors, XML configs, glued Chinese credentials
+    lines["mysql -p run"] = "mysql" + " -pa1" * (size // 4)
+    lines["curl -u run"] = "curl -u a:b" * (size // 11)
+    lines["flag run"] = " --password" * (size // 11)
+    lines["Client( run"] = 'Client("a", ' * (size // 12)
+    lines["auth=( run"] = "auth=(" * (size // 6)
+    lines["<password> run"] = "<password>" * (size // 10)
+    lines["<add key run"] = '<add key="Password" value="' * (size // 27)
+    lines["密码 run"] = "密码 a1" * (size // 5)
+    lines["users run"] = "c:\\users\\" * (size // 9)
     return lines
 
 
@@ -905,3 +915,42 @@ def extended_negative_lines(seed: int = SEED + 12) -> list[tuple[str, str]]:
     ]
     out += [("prose", ln) for ln in prose]
     return out
+
+
+_NOVEL = (
+    # phrasings written after the rules were tuned, to see how far they generalise (not tuned on)
+    ("prose-credential", "zh", "超级管理员的登录密码已经重置为：{v}"),
+    ("prose-credential", "zh", "VPN 账号 {u}，口令 {v}，有效期一个月"),
+    ("prose-credential", "zh", "我把 wifi 的密码换成了 {v}"),
+    ("prose-credential", "en", "FYI the db password is now {v}"),
+    ("prose-credential", "en", "creds: {u} / {v}"),
+    ("dotenv", "en", "DATABASE_PASS={v}"),
+    ("dotenv", "zh", "在 .env.local 里加上 OAUTH_CLIENT_SECRET={v} 就行"),
+    ("dotenv", "en", "set PRIVATE_SIGNING_KEY=\"{v}\" in the CI settings"),
+    ("client-args", "en", "twilio_client = TwilioRestClient('{sid}', '{v}')"),
+    ("client-args", "en", "auth = HTTPDigestAuth(\"{u}\", \"{v}\")"),
+    ("client-args", "zh", "Twilio.init(\"{sid}\", \"{v}\"); 之后就报 20003"),
+    ("config", "en", "<connectionStrings><add name=\"db\" connectionString=\"Host=pg;Username={u};Password={v}\"/>"),
+    ("config", "en", "[client]\nuser={u}\npassword={v}"),
+    ("config", "zh", "application.properties 里 spring.mail.password={v}"),
+    ("config", "en", "  db_password: '{v}'"),
+    ("cmdline", "en", "mysqladmin -u{u} -p{v} status"),
+    ("cmdline", "en", "curl --user {u}:{v} -X POST https://api.example.net/hook"),
+    ("cmdline", "zh", "试了 sshpass -p{v} ssh {u}@192.168.1.20 也不行"),
+    ("cmdline", "en", "wget --password={v} ftp://files.example.org/x.tgz"),
+    ("url-credentials", "en", "CELERY_BROKER_URL=amqp://:{v}@rabbit//"),
+    ("url-credentials", "zh", "mongodb+srv://{u}:{v}@cluster0.example.mongodb.net/test 连接超时"),
+)
+
+
+def novel_phrasings(seed: int = SEED + 13) -> list[Case]:
+    """Held-out phrasings (see _NOVEL), values from the held-out generator."""
+    rng = random.Random(seed)
+    cases = []
+    for draw in range(3):
+        for family, lang, t in _NOVEL:
+            v = _urlpw(rng, True) if "://" in t else _shellpw(rng, True) if family == "cmdline" else \
+                _with_digit(rng, HEX, 32) if family == "client-args" and "sid" in t else _mixed(rng, True)
+            text = t.format(v=v, u=_user(rng, True), sid="AC" + _r(rng, HEX, 32))
+            cases.append(Case(f"novel-{family}-{len(cases)}", "", lang, text, (v,), family=family))
+    return cases

@@ -19,6 +19,9 @@ Differences from gitleaks, on purpose:
   key followed by ``，`` ``。`` or ``)`` is caught whole and no tail survives a prefix match.
 - Every quantifier that could backtrack is possessive or bounded: the engine stays linear on 1 MB lines.
 
+Credentials written in code, configs and command lines (XML configs, mysql -p…, Client("AC…", token), …) are
+found by memvault.redact_shapes; every rule belongs to a family (_FAMILIES) that findings carry.
+
 Overlapping secret matches merge into one redaction named after the most specific rule. Emails and home
 directories yield to secrets. Existing markers (``[REDACTED:…]``, ``[email]``) and ``data:image/…;base64,``
 payloads are never matched again, which keeps ``redact`` idempotent.
@@ -238,7 +241,8 @@ def _assignment_value(text: str, m: re.Match[str]) -> Span | None:
         if val.startswith(("$", "%", "@", "&", "*", "!", "#", "/", "~", "-")):
             return None
         # `password=config.db_password` is code; `PGPASSWORD=ab.Cd9` (an environment variable) is a value
-        if _CODE_VALUE.search(val) and not (m["key"].isupper() and m["sep"] == "=" and "(" not in val):
+        env_style = m["key"].isupper() and m["sep"] == "=" and text[m.start("sep") - 1] != " "
+        if _CODE_VALUE.search(val) and not (env_style and "(" not in val):
             return None
         if text[m.start("sep") - 1] == " " and _IDENT.match(val) and not _has_digit(val):
             return None  # `password = password`: a variable, not a value

@@ -14,6 +14,22 @@ from collections.abc import Iterator
 Span = tuple[int, int]
 
 
+class _Lazy:
+    """A regex compiled on first use: `memvault search` imports this module and most shapes never run there."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args, self._rx = (pattern, flags), None
+
+    def __getattr__(self, name: str):
+        rx = object.__getattribute__(self, "_rx")
+        if rx is None:
+            rx = re.compile(*object.__getattribute__(self, "_args"))
+            object.__setattr__(self, "_rx", rx)
+        return getattr(rx, name)
+
+
 def find_words(low: str, words: tuple[str, ...]) -> list[int]:
     """Sorted start offsets of every occurrence of each lowercase word: str.find runs at memchr speed, far
     faster than a regex alternation tried at every position."""
@@ -29,7 +45,7 @@ def find_words(low: str, words: tuple[str, ...]) -> list[int]:
 # --------------------------------------------------------------------------- value checks
 
 # Keys that merely mention a secret: sizes, counts, names, types, files, endpoints, hashes.
-KEY_IGNORE = re.compile(
+KEY_IGNORE = _Lazy(
     r"(?i)tokeni[sz]|tokens?[_.-]?(?:type|count|limit|len|length|size|usage|ids?|url|uri|endpoint|file"
     r"|path|name|expir|ttl|budget|per|num)"
     r"|(?<![a-z])(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
@@ -39,7 +55,7 @@ KEY_IGNORE = re.compile(
     r"|keyword|^credentials?[_.-]?(?:helper|source|process)"
 )
 # Values that stand for a secret in documentation: empty, types, template variables, "your-key-here", xxxx.
-PLACEHOLDER = re.compile(
+PLACEHOLDER = _Lazy(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional"
     r"|secret|password|passwd|pass|pwd|token|redacted|changeme|change[-_]me|required|example|guest|foobared"
     r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
@@ -47,7 +63,7 @@ PLACEHOLDER = re.compile(
     r"|your[-_ ].*|.*[-_]here|.*(?:xxxx|\.\.\.|\*\*\*).*"
     r"|(?-i:[A-Z]+(?:_[A-Z]+)++|[A-Z]{2,}+))$"  # YOUR_API_KEY, PASSWORD (a digit makes it a value)
 )
-STRONG_KEY = re.compile(r"(?i)passw(?:or)?d|passphrase|pwd|secret|credential|(?<![a-z])pass(?![a-z])")
+STRONG_KEY = _Lazy(r"(?i)passw(?:or)?d|passphrase|pwd|secret|credential|(?<![a-z])pass(?![a-z])")
 
 
 def has_digit(s: str) -> bool:
@@ -71,27 +87,27 @@ def value_ok(key: str, val: str) -> bool:
 # --------------------------------------------------------------------------- command lines
 
 _VALUE = r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<bare>[^\s'\"|;&<>()`]{1,200}+))"
-_CMD = re.compile(
+_CMD = _Lazy(
     r"(?<![\w.-])(?P<cmd>mysql(?:dump|admin|import|sh|slap)?|mariadb(?:-dump)?|mycli|sshpass|redis-cli"
     r"|mongo(?:sh|dump|restore|import|export)?|curl|wget|docker|podman|nerdctl|smbclient|openssl)(?![\w-])")
 # A command's arguments: up to a newline, pipe, ';' or '&' outside quotes (-p'a&&b' is one argument).
-_ARGS = re.compile(r"(?:'[^'\n]{0,200}+'|\"[^\"\n]{0,200}+\"|[^'\"\n|;&])*+")
+_ARGS = _Lazy(r"(?:'[^'\n]{0,200}+'|\"[^\"\n]{0,200}+\"|[^'\"\n|;&])*+")
 _OPTS = {
     # mysql: -p glued to its value (a space after -p means "prompt me"), or --password=…
-    "mysql": re.compile(r"(?<!\S)(?:-p(?=\S)|--password=|--password[ \t]+)" + _VALUE),
-    "sshpass": re.compile(r"(?<!\S)-p[ \t]*+" + _VALUE),
-    "redis-cli": re.compile(r"(?<!\S)(?:-a|--pass)[ \t]++" + _VALUE),
-    "mongo": re.compile(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
-    "docker": re.compile(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
-    "curl": re.compile(r"(?<!\S)(?:-u[ \t]*+|--user(?:[ \t]++|=))" + _VALUE),
-    "wget": re.compile(r"(?<!\S)--(?:http-|ftp-|proxy-)?password(?:[ \t]++|=)" + _VALUE),
-    "smbclient": re.compile(r"(?<!\S)(?:-U|--user)(?:[ \t]++|=)" + _VALUE),
-    "openssl": re.compile(r"(?<!\S)-pass(?:in|out)?[ \t]++(?:pass|env|file):" + _VALUE),
+    "mysql": _Lazy(r"(?<!\S)(?:-p(?=\S)|--password=|--password[ \t]+)" + _VALUE),
+    "sshpass": _Lazy(r"(?<!\S)-p[ \t]*+" + _VALUE),
+    "redis-cli": _Lazy(r"(?<!\S)(?:-a|--pass)[ \t]++" + _VALUE),
+    "mongo": _Lazy(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
+    "docker": _Lazy(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
+    "curl": _Lazy(r"(?<!\S)(?:-u[ \t]*+|--user(?:[ \t]++|=))" + _VALUE),
+    "wget": _Lazy(r"(?<!\S)--(?:http-|ftp-|proxy-)?password(?:[ \t]++|=)" + _VALUE),
+    "smbclient": _Lazy(r"(?<!\S)(?:-U|--user)(?:[ \t]++|=)" + _VALUE),
+    "openssl": _Lazy(r"(?<!\S)-pass(?:in|out)?[ \t]++(?:pass|env|file):" + _VALUE),
 }
 _FAMILY = {"mysqldump": "mysql", "mysqladmin": "mysql", "mysqlimport": "mysql", "mysqlsh": "mysql",
            "mysqlslap": "mysql", "mariadb": "mysql", "mariadb-dump": "mysql", "mycli": "mysql",
            "podman": "docker", "nerdctl": "docker"}
-_GENERIC_FLAG = re.compile(
+_GENERIC_FLAG = _Lazy(
     r"--(?<![\w-]--)"
     r"(?i:(?:[a-z0-9]+-)*+(?:password|passwd|pass|token|api-key|apikey|auth-token|access-token))"
     r"(?:[ \t]++|=)(?!-)" + _VALUE)
@@ -152,13 +168,13 @@ def find_generic_flag(text: str, low: str) -> Iterator[Span]:
 # --------------------------------------------------------------------------- API client constructors
 
 CALL_ANCHORS = ("client", "twilio", "algoliasearch", "auth")  # SearchClient.create, Twilio.init: by name
-_CALLEE = re.compile(
+_CALLEE = _Lazy(
     r"(?i)(?:(?:[a-z_]\w{0,40}\.){0,3}(?:client|twilio|restclient|twiliorestclient|init|algoliasearch|create"
     r"|httpbasicauth|httpdigestauth|basicauth|digestauth)"
     r"|require\(\s*['\"]twilio['\"]\s*\)|auth[ \t]*=[ \t]*)"
     r"[ \t]*\((?P<args>[^()\n]{0,400}+)\)")
-_LITERAL = re.compile(r"(['\"])(?P<v>[^'\"\n]{1,200})\1")
-_KEYISH = re.compile(r"[A-Za-z0-9_+/=.-]{16,200}")
+_LITERAL = _Lazy(r"(['\"])(?P<v>[^'\"\n]{1,200})\1")
+_KEYISH = _Lazy(r"[A-Za-z0-9_+/=.-]{16,200}")
 
 
 def find_client_args(text: str, low: str) -> Iterator[Span]:
@@ -195,14 +211,14 @@ def find_client_args(text: str, low: str) -> Iterator[Span]:
 
 # --------------------------------------------------------------------------- XML and server configs
 
-_KEY_WORD = re.compile(r"(?i)passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+_KEY_WORD = _Lazy(r"(?i)passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
                        r"|auth[_-]?key|credential|(?<![a-z])pass(?![a-z])|(?<=[a-z_.-])key$")
-_XML_ADD = re.compile(r"<add[ \t]++(?:key|name)[ \t]*=[ \t]*\"(?P<k>[^\"\n]{1,80}+)\""
+_XML_ADD = _Lazy(r"<add[ \t]++(?:key|name)[ \t]*=[ \t]*\"(?P<k>[^\"\n]{1,80}+)\""
                       r"[ \t]++value[ \t]*=[ \t]*"
                       r"\"(?P<v>[^\"\n]{0,300}+)\"", re.I)
-_XML_ELEM = re.compile(r"<(?P<tag>[A-Za-z_][\w:.-]{0,40}+)>(?P<v>[^<>\n]{1,300}+)</(?P=tag)>")
+_XML_ELEM = _Lazy(r"<(?P<tag>[A-Za-z_][\w:.-]{0,40}+)>(?P<v>[^<>\n]{1,300}+)</(?P=tag)>")
 SERVER_WORDS = ("requirepass", "masterauth", "auth_pass")
-_SERVER = re.compile(r"(?:requirepass|masterauth|auth_pass)[ \t]++"
+_SERVER = _Lazy(r"(?:requirepass|masterauth|auth_pass)[ \t]++"
                      r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<bare>[^\s'\"]{1,200}+))", re.I)
 
 
@@ -230,7 +246,7 @@ def find_server_config(text: str, low: str) -> Iterator[Span]:
 
 # --------------------------------------------------------------------------- "creds: user / password"
 
-_USER_SLASH = re.compile(r"(?:creds?|credentials|login|账号密码|用户名密码)[ \t]*[:：][ \t]*+[^\s/]{1,64}+[ \t]*/[ \t]*"
+_USER_SLASH = _Lazy(r"(?:creds?|credentials|login|账号密码|用户名密码)[ \t]*[:：][ \t]*+[^\s/]{1,64}+[ \t]*/[ \t]*"
                          r"(?P<v>[^\s，。、,;]{4,200}+)", re.I)
 
 

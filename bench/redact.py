@@ -1,11 +1,20 @@
-"""Redaction benchmark: recall and false positives on the generated table, MB/s on chat text, and the time
-for 1 MB pathological lines.   Run: .venv/bin/python bench/redact.py"""
+"""Redaction benchmark: recall, strict recall, false positives and keep-loss per family on the generated
+tables (the original one, issue 11's extended one and a held-out draw of it), MB/s on chat text, and the time
+for 1 MB pathological lines.   Run: .venv/bin/python bench/redact.py [--quick]
+
+- recall: no secret survives whole;  strict recall: no 16-character window of a secret survives (the whole
+  secret if shorter);  FP: a secret-free line changed at all;  keep-loss: characters a redaction removed that
+  were not part of a secret, over all such characters of the positive lines (PEM armour lines count as part
+  of the key; lines whose exact output the tests fix, emails and home directories, are left out).
+"""
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,10 +25,97 @@ import redact_cases  # noqa: E402
 
 from memvault.redact import default_rules, redact  # noqa: E402
 
+HELDOUT_SEED = 4242
 
-def leaked(secret: str, out: str) -> bool:
-    w = min(8, len(secret))
+
+def survives(secret: str, out: str, width: int) -> bool:
+    w = min(width, len(secret))
     return any(secret[i:i + w] in out for i in range(len(secret) - w + 1))
+
+
+# What the project treats as one secret although a case lists only its payload: a PEM block's armour lines
+# go with the block, and a Twilio account SID is itself a positive kind of the original table.
+_WHOLE = re.compile(r"-----BEGIN[ A-Z]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+                    r"|\bAC[0-9a-f]{32}\b", re.S)
+
+
+def secret_mask(text: str, secrets) -> list[bool]:
+    mask = [False] * len(text)
+    for m in _WHOLE.finditer(text):
+        for j in range(*m.span()):
+            mask[j] = True
+    for s in secrets:
+        i = text.find(s)
+        while i >= 0:
+            for j in range(i, i + len(s)):
+                mask[j] = True
+            i = text.find(s, i + 1)
+    return mask
+
+
+def family_of(case) -> str:
+    return case.family or "original"
+
+
+def score(cases) -> tuple[dict, list[str], tuple[int, int]]:
+    stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # n, recall hits, strict hits
+    misses: list[str] = []
+    lost = kept_total = 0
+    for c in cases:
+        r = redact(c.text)
+        fam = family_of(c)
+        st = stats[fam]
+        st[0] += 1
+        whole = not any(s in r.text for s in c.secrets)
+        strict = not any(survives(s, r.text, 16) for s in c.secrets)
+        if c.family == "" and c.rule not in {f.rule for f in r.findings}:
+            whole = strict = False  # the original table also names the rule that must fire
+        st[1] += whole
+        st[2] += strict
+        if not strict:
+            misses.append(f"{fam}/{c.lang}: {c.kind}")
+        if c.expect is not None:
+            continue  # emails and home directories: the exact output is fixed by the tests
+        mask = secret_mask(c.text, c.secrets)
+        removed = [False] * len(c.text)
+        for f in r.findings:
+            for j in range(f.start, f.end):
+                removed[j] = True
+        lost += sum(1 for m, x in zip(mask, removed) if x and not m)
+        kept_total += sum(1 for m in mask if not m)
+    return stats, misses, (lost, kept_total)
+
+
+def report_positives(title: str, cases) -> None:
+    stats, misses, (lost, total) = score(cases)
+    n = sum(s[0] for s in stats.values())
+    rec = sum(s[1] for s in stats.values())
+    strict = sum(s[2] for s in stats.values())
+    print(f"{title}: {n} secret-bearing lines")
+    print(f"  recall {100 * rec / n:.1f} %   strict recall {100 * strict / n:.1f} %   "
+          f"keep-loss {100 * lost / max(total, 1):.2f} % ({lost}/{total} chars)")
+    for fam, (k, a, b) in sorted(stats.items()):
+        print(f"    {fam:<18} n={k:<4} recall {100 * a / k:5.1f} %   strict {100 * b / k:5.1f} %")
+    for m in misses[:25]:
+        print("    missed:", m)
+
+
+def report_negatives(title: str, lines) -> None:
+    by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    changed = []
+    for fam, ln in lines:
+        r = redact(ln)
+        by[fam][0] += 1
+        if r.text != ln:
+            by[fam][1] += 1
+            changed.append(f"{fam}: {ln[:90]!r} -> {[f.rule for f in r.findings]}")
+    n = sum(v[0] for v in by.values())
+    fp = sum(v[1] for v in by.values())
+    print(f"{title}: {n} secret-free lines, false positives {fp} = {100 * fp / n:.2f} %")
+    for fam, (k, a) in sorted(by.items()):
+        print(f"    {fam:<18} n={k:<4} FP {a} = {100 * a / k:.1f} %")
+    for c in changed[:25]:
+        print("    changed:", c)
 
 
 def timed(fn, repeat: int = 3) -> float:
@@ -32,25 +128,24 @@ def timed(fn, repeat: int = 3) -> float:
 
 
 def main() -> None:
+    quick = "--quick" in sys.argv
     default_rules()
-    pos = redact_cases.positive_cases()
-    hits = 0
-    misses = []
-    for c in pos:
-        r = redact(c.text)
-        if c.rule in {f.rule for f in r.findings} and not any(leaked(s, r.text) for s in c.secrets):
-            hits += 1
-        else:
-            misses.append(f"{c.kind}/{c.lang}")
-    neg = redact_cases.negative_lines()
-    fps = [ln for ln in neg if redact(ln).text != ln]
-    kinds = len({c.kind.split("#")[0] for c in pos})
-    print(f"recall:              {hits}/{len(pos)} = {100 * hits / len(pos):.1f} %  ({kinds} kinds, en+zh)")
-    if misses:
-        print("  missed:", ", ".join(misses[:20]))
-    print(f"false positives:     {len(fps)}/{len(neg)} = {100 * len(fps) / len(neg):.1f} %")
-    for ln in fps[:10]:
-        print("  changed:", ln[:100])
+    report_positives("original table", redact_cases.positive_cases())
+    report_positives("extended table (issue 11)", redact_cases.extended_positive_cases())
+    report_positives(f"held-out draw (seed {HELDOUT_SEED}, other value shapes and names)",
+                     redact_cases.extended_positive_cases(seed=HELDOUT_SEED, heldout=True))
+    report_positives("novel phrasings (written after tuning; held-out values)", redact_cases.novel_phrasings())
+    neg = [("original", ln) for ln in redact_cases.negative_lines()]
+    report_negatives("original negatives", neg)
+    report_negatives("extended negatives (issue 11)", redact_cases.extended_negative_lines())
+    report_negatives("all negatives", neg + redact_cases.extended_negative_lines())
+    all_pos = redact_cases.positive_cases() + redact_cases.extended_positive_cases()
+    stats, _, (lost, total) = score(all_pos)
+    n = sum(s[0] for s in stats.values())
+    print(f"both tables: strict recall {100 * sum(s[2] for s in stats.values()) / n:.2f} %  "
+          f"keep-loss {100 * lost / total:.2f} %")
+    if quick:
+        return
 
     for label, corpus in (("chat text (zh/en prose + code)", redact_cases.chat_corpus(4 << 20)),
                           ("negative lines only (trigger-dense)", redact_cases.dense_corpus(4 << 20))):
@@ -61,12 +156,13 @@ def main() -> None:
               f"{'  (CHANGED: false positive!)' if changed else ''}")
 
     print("pathological 1 MB lines (seconds, median of 3):")
-    worst = 0.0
+    worst, worst_name = 0.0, ""
     for name, line in redact_cases.pathological_lines(1 << 20).items():
         dt = timed(lambda: redact(line))
-        worst = max(worst, dt)
+        if dt > worst:
+            worst, worst_name = dt, name
         print(f"  {name:<18} {dt:6.3f} s")
-    print(f"  worst              {worst:6.3f} s")
+    print(f"  slowest            {worst:6.3f} s  ({worst_name})")
 
 
 if __name__ == "__main__":

@@ -223,7 +223,7 @@ def capture(
 @_guard
 def redact_cmd(
     check: Annotated[bool, typer.Option("--check", help="Exit 1 if anything would be redacted; print nothing.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="List findings (rule, line, span) instead of text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="List findings (rule, family, line, span) instead of text.")] = False,
 ) -> None:
     """Filter stdin to stdout with the vault's redaction rules (built-in rules outside a vault).
 
@@ -240,7 +240,8 @@ def redact_cmd(
     data = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     result = redact.redact(data, rules)
     if as_json:
-        _print_json({"findings": [{"rule": f.rule, "line": f.line, "start": f.start, "end": f.end}
+        _print_json({"findings": [{"rule": f.rule, "family": f.family, "line": f.line, "start": f.start,
+                                   "end": f.end}
                                   for f in result.findings],
                      "counts": redact.count_by_rule(result.findings)})
     elif not check:

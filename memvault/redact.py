@@ -19,6 +19,9 @@ Differences from gitleaks, on purpose:
   key followed by ``，`` ``。`` or ``)`` is caught whole and no tail survives a prefix match.
 - Every quantifier that could backtrack is possessive or bounded: the engine stays linear on 1 MB lines.
 
+Credentials written in code, configs and command lines (XML configs, mysql -p…, Client("AC…", token), …) are
+found by memvault.redact_shapes; every rule belongs to a family (_FAMILIES) that findings carry.
+
 Overlapping secret matches merge into one redaction named after the most specific rule. Emails and home
 directories yield to secrets. Existing markers (``[REDACTED:…]``, ``[email]``) and ``data:image/…;base64,``
 payloads are never matched again, which keeps ``redact`` idempotent.
@@ -34,6 +37,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from memvault.errors import UsageError
+from memvault.redact_shapes import KEY_IGNORE as _KEY_IGNORE
+from memvault.redact_shapes import PLACEHOLDER as _PLACEHOLDER
+from memvault.redact_shapes import STRONG_KEY as _STRONG_KEY
+from memvault.redact_shapes import (CALL_ANCHORS, SERVER_WORDS, find_client_args, find_command_line,
+                                    find_config_xml, find_generic_flag, find_server_config,
+                                    find_user_slash_password, shaped)
 
 __all__ = ["Finding", "Redaction", "Rules", "compile_rules", "default_rules", "redact", "count_by_rule"]
 
@@ -43,6 +52,7 @@ class Finding(NamedTuple):  # NamedTuple, not a dataclass: `dataclasses` costs ~
     start: int  # span in the ORIGINAL text
     end: int
     line: int  # 1-based line number in the original text
+    family: str = ""  # the rule's family (provider-token, config, prose, command-line, …)
 
 
 class Redaction(NamedTuple):
@@ -61,6 +71,7 @@ class _Rule(NamedTuple):
     find: Finder
     keywords: tuple[str, ...]  # lowercase literals; the rule runs only if one occurs in the lowered text
     kind: int = _SECRET
+    family: str = ""  # filled from _FAMILIES by rule id (see below the table)
 
 
 class Rules:
@@ -205,30 +216,15 @@ def _is_tokenish(c: str) -> bool:
 # --------------------------------------------------------------------------- config / .env / JSON / YAML
 
 _KEYWORD = (r"passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-            r"|auth[_-]?key|credentials?")
+            r"|auth[_-]?key|credentials?|(?<![A-Za-z])(?:ssh)?pass(?![A-Za-z])|(?<=[_.-])key(?![A-Za-z])")
 _KEY_CHARS = "A-Za-z0-9_.-"
 _ASSIGN = (
     r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,40}?(?i:" + _KEYWORD + r")[A-Za-z0-9_.-]{0,40}?)"
     r"(?P<kq>[\"'\]]?)[ \t]{0,8}(?P<sep>:=|=>|=(?![=~])|:(?![:/]))[ \t]{0,8}"
     r"(?P<val>\"(?P<dq>(?:[^\"\\\n]++|\\.)*+)\"|'(?P<sq>[^'\n]*+)'|(?P<bare>[^\s\"'`,;]++))"
 )
-# Keys that merely mention a secret: sizes, counts, names, types, files, endpoints.
-_KEY_IGNORE = re.compile(
-    r"(?i)tokeni[sz]|tokens?[_.-]?(?:type|count|limit|len|length|size|usage|ids?|url|uri|endpoint|file|path|name"
-    r"|expir|ttl|budget|per|num)|(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
-    r"|(?:secret|password|passwd|key|token|credentials?)[_.-]?(?:name|ref|id|arn|path|file|length|len|size|policy"
-    r"|min|max|hint|label|field|prompt|strength|rules?|type|env|var|manager|store|provider|required|reset|changed"
-    r"|expir|ttl)|keyword|^credentials?[_.-]?(?:helper|source|process)"
-)
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional|secret"
-    r"|password|token|redacted|changeme|required|example|xxx+|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?"
-    r"|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%|os\.environ.*|process\.env.*|getenv.*|env\(.*"
-    r"|(?-i:[A-Z][A-Z0-9_]*[A-Z]))$"
-)
 _CODE_VALUE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[()\[\]{}]")
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
-_STRONG_KEY = re.compile(r"(?i)passw(?:or)?d|passphrase|pwd|secret|credential")
 
 
 def _assignment_value(text: str, m: re.Match[str]) -> Span | None:
@@ -242,9 +238,13 @@ def _assignment_value(text: str, m: re.Match[str]) -> Span | None:
             rest = text[m.end():eol if eol >= 0 else m.end() + 200].strip()
             if rest and not rest.startswith(("#", "//", "}", "]")):
                 return None
-        if _CODE_VALUE.search(val) or val.startswith(("$", "%", "@", "&", "*", "!", "#", "/", "~", "-")):
+        if val.startswith(("$", "%", "@", "&", "*", "!", "#", "/", "~", "-")):
             return None
-        if text[m.start("sep") - 1] == " " and _IDENT.match(val):
+        # `password=config.db_password` is code; `PGPASSWORD=ab.Cd9` (an environment variable) is a value
+        env_style = m["key"].isupper() and m["sep"] == "=" and text[m.start("sep") - 1] != " "
+        if _CODE_VALUE.search(val) and not (env_style and "(" not in val):
+            return None
+        if text[m.start("sep") - 1] == " " and _IDENT.match(val) and not _has_digit(val):
             return None  # `password = password`: a variable, not a value
     else:
         group = "dq" if m["dq"] is not None else "sq"
@@ -252,11 +252,8 @@ def _assignment_value(text: str, m: re.Match[str]) -> Span | None:
     val = val.strip()
     if _PLACEHOLDER.match(val):
         return None
-    if not _STRONG_KEY.search(m["key"]):
-        # token / api key: the value must look like one, not like a word or a number
-        shaped = _has_digit(val) or (val != val.lower() and val != val.upper() and not val.istitle())
-        if len(val) < 8 or val.isdigit() or not shaped:
-            return None
+    if not _STRONG_KEY.search(m["key"]) and not shaped(val):
+        return None  # token / api key / *_KEY: the value must look machine-made, not like a word or a number
     return m.span(group)
 
 
@@ -265,13 +262,17 @@ def _assignment_value(text: str, m: re.Match[str]) -> Span | None:
 _PROSE_EN = (
     r"(?i)(?<![A-Za-z0-9_-])(?:password|passphrase|passcode|pin code|pin|api key|secret key|access key|token"
     r"|secret)s?"
-    r"(?:[ \t]+(?:for|of|to|on)[ \t]+[\w.'-]{1,30}(?:[ \t]+[\w.'-]{1,30}){0,2}?)?"
-    r"[ \t]+(?:is|was|is now|will be)[ \t]*:?[ \t]+"
+    r"(?:(?:[ \t]+(?:for|of|to|on)[ \t]+[\w.'-]{1,30}(?:[ \t]+[\w.'-]{1,30}){0,2}?)?"
+    r"[ \t]+(?P<verb>is|was|is now|will be|to|changed to|set to)[ \t]*:?[ \t]+"
+    r"|[ \t]*:[ \t]*|(?P<bare>[ \t]+)(?=[^\s\"']{0,200}[0-9]))"
     r"(?P<val>(?P<q>[\"'“‘`「])?[^\s\"'“”‘’`「」]{4,}+[\"'”’`」]?)"
 )
+_ZH_VERB = r"(?:是|为|改成|改为|设为|设置为|设置成|设成|换成|变成|改了)了?"
 _PROSE_ZH = (
-    r"(?:(?P<kw>密码|口令|密钥|秘钥|私钥|令牌)(?P<mid>[\u4e00-\u9fff]{0,4}?)[ \t]*(?:是|为|改成|改为|设为|设置为|:|：|=)"
-    r"|(?i:password|passwd|api[ _-]?key|token|secret)[ \t]*(?:是|为|改成|改为|设为|设置为|：))"
+    r"(?:(?P<kw>密码|口令|密钥|秘钥|私钥|令牌)(?P<mid>[\u4e00-\u9fff]{0,4}?)[ \t]*(?:" + _ZH_VERB + r"|:|：|=)"
+    r"|(?P<glued>密码|口令)[ \t]*+(?=[!-~])"  # 账号 X 密码 Y, WiFi 密码 Y: no verb, no colon
+    r"|(?i:password|passwd|api[ _-]?key|token|(?:aws[ _-]?)?secret(?:[ _-]?access[ _-]?key)?)[ \t]*(?:"
+    + _ZH_VERB + r"|：))"
     r"[ \t]*[:：]?[ \t]*(?P<val>[\"'“‘`「『]?[!-~]{4,}+)"
 )
 _PROSE_TRAIL = ".,;:!?)]}\"'`”’」』"
@@ -280,9 +281,10 @@ _PROSE_STOP = frozenset(
     "long short weak strong secure hashed encrypted needed optional valid revoked leaked compromised rotated "
     "generated sent shown displayed hidden visible unique different same case-sensitive sensitive important "
     "never always usually not also only just the a an your my our their this that there here null none true "
-    "false unknown sha256 base64 bearer basic json yaml https http".split()
+    "false unknown sha256 base64 bearer basic json yaml https http sha1 sha512 md5 bcrypt argon2 argon2id "
+    "pbkdf2 scrypt aes256 rsa2048 rsa4096 utf-8 utf8 ascii".split()
 )
-_ZH_MID_STOP = re.compile(r"长度|数量|个数|上限|大小|有效期|位数|格式|类型|长|数|量")
+_ZH_MID_STOP = re.compile(r"长度|数量|个数|上限|大小|有效期|位数|格式|类型|哈希|散列|摘要|长|数|量")
 
 
 def _prose_value(text: str, m: re.Match[str]) -> Span | None:
@@ -306,8 +308,12 @@ def _prose_en(text: str, m: re.Match[str]) -> Span | None:
     v = text[span[0]:span[1]]
     # An unquoted lowercase word ("the token is expired") is prose; a secret has a digit, a symbol or an
     # inner capital.
-    shaped = _has_digit(v) or not v.isalpha() or v[1:] != v[1:].lower()
-    if (m["q"] is not None or shaped) and not _CODE_VALUE.search(v):
+    made = _has_digit(v) or not v.isalpha() or v[1:] != v[1:].lower()
+    if v.startswith("!") and v[1:].isalpha():
+        return None  # password: !vault (a YAML tag)
+    if m["bare"] is not None and not (_has_digit(v) and not v.isdigit() and len(v) >= 6):
+        return None  # `password reset123`-like prose needs a digit and a letter when there is no verb
+    if (m["q"] is not None or made) and not _CODE_VALUE.search(v) and not v.startswith(("$", "<", "%")):
         return span
     return None
 
@@ -319,9 +325,19 @@ def _prose_zh(text: str, m: re.Match[str]) -> Span | None:
     if span is None:
         return None
     v = text[span[0]:span[1]]
-    if (v.isdigit() and len(v) < 6) or v.startswith(("http://", "https://")):
+    if (v.isdigit() and len(v) < 6) or v.startswith(("http://", "https://", "$", "<", "%")):
         return None
+    if m["glued"] is not None and not (_has_digit(v) or not v.isalnum()):
+        return None  # 密码 RSA: no verb, so the value must not be a plain word
     return span
+
+
+def _url_password(m: re.Match[str]) -> bool:
+    """user:password@ in a URL, not a documentation placeholder (user:password@localhost, <user>:<token>@)."""
+    pw = m["p"]
+    if pw.endswith(":") or _PLACEHOLDER.match(pw) or pw.startswith(("$", "<", "%", "{")):
+        return False
+    return not (pw.isalpha() and pw.islower() and pw == m["u"])  # guest:guest, postgres:postgres
 
 
 # --------------------------------------------------------------------------- emails, home directories
@@ -349,14 +365,18 @@ def _find_email(text: str, low: str) -> Iterator[Span]:
 
 _HOME_UNIX = (r"/home/(?<![A-Za-z0-9_.~-]/home/)[A-Za-z0-9._-]{1,64}+",
               r"/Users/(?<![A-Za-z0-9_.~-]/Users/)[A-Za-z0-9._-]{1,64}+")
-# Literal ':' first (fast scan), drive letter checked behind it.
-_HOME_WIN = re.compile(r":(?<=[A-Za-z]:)(?:\\{1,2}|/)Users(?:\\{1,2}|/)[\w.$-]{1,64}+")
+# Literal ':' first (fast scan), drive letter checked behind it; `users` in any case.
+_HOME_WIN = re.compile(r":(?<=[A-Za-z]:)(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)(?P<user>[\w.$-]{1,64}+)")
+# Profiles that belong to no person: macOS /Users/Shared, Windows Public, Default, "All Users", Guest.
+_NOT_A_PERSON = frozenset({"shared", "public", "default", "default user", "all", "all users", "guest"})
 _unix_home = _regex(*_HOME_UNIX)
 
 
 def _find_home_win(text: str, low: str) -> Iterator[Span]:
     for m in _HOME_WIN.finditer(text):
         s = m.start() - 1
+        if m["user"].lower() in _NOT_A_PERSON:
+            continue
         if s == 0 or not _is_tokenish(text[s - 1]):
             yield s, m.end()
 
@@ -374,6 +394,8 @@ def _find_telegram(text: str, low: str) -> Iterator[Span]:
 
 def _find_home_unix(text: str, low: str) -> Iterator[Span]:
     for s, e in _unix_home(text, low):
+        if text[s + 6:e].lower() in _NOT_A_PERSON or text[s + 7:e].lower() in _NOT_A_PERSON:
+            continue  # /Users/Shared, /home/guest … hold no person's name
         if s > 0 and text[s - 1] == "/" and not text.endswith("file://", 0, s):
             continue  # https://host//home/… or a relative path, not a home directory
         yield s, e
@@ -409,8 +431,8 @@ _BUILTIN: tuple[_Rule, ...] = (
         _tok_re("(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)", 4, r"[A-Z0-9]{16,}+(?![a-z])")),
         ("akia", "asia", "abia", "acca", "a3t")),
     _Rule("aws-secret-access-key", _anchored(
-        r"(?i:aws[_ .-]?secret[_ .-]?(?:access[_ .-]?)?key|secret[_-]?access[_-]?key)"
-        r"[\"'\]]?[ \t]*(?:=>|:=|[:=]|is)[ \t]*[\"']?(?P<s>[A-Za-z0-9/+]{30,}+={0,2})", ("aws", "secret"),
+        r"(?i:aws[_ .-]?secret[_ .-]?(?:access[_ .-]?)?key|secret[_ -]?access[_ -]?key)"
+        r"[\"'\]]?[ \t]*(?:=>|:=|[:=：]|is|是|为)[ \t]*[\"'“「]?(?P<s>[A-Za-z0-9/+]{30,}+={0,2})", ("aws", "secret"),
         check=lambda text, m: m.span("s")), ("secret",)),
     _Rule("github-fine-grained-pat", _regex(_tok("github_pat_", r"[A-Za-z0-9_]{50,}+")), ("github_pat_",)),
     _Rule("github-pat", _regex(_tok("ghp_", r"[A-Za-z0-9]{30,}+")), ("ghp_",)),
@@ -426,7 +448,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _Rule("slack-token", _regex(_tok_re("xox[abposre]-", 5, r"[A-Za-z0-9-]{10,}+")), ("xox",)),
     _Rule("slack-app-token", _regex(_tok_re(r"xapp-\d-", 7, r"[A-Za-z0-9-]{10,}+")), ("xapp-",)),
     _Rule("stripe-key", _regex(
-        _tok_re("[sr]k_(?:live|test|prod)_", 8, r"[A-Za-z0-9]{10,}+"),
+        _tok_re("[sr]k_(?:live|test|prod)_", 8, r"(?![xX]{4})[A-Za-z0-9]{10,}+"),
         _tok("whsec_", r"[A-Za-z0-9]{20,}+")), ("k_live_", "k_test_", "k_prod_", "whsec_")),
     _Rule("gcp-api-key", _regex(_tok("AIza", r"[A-Za-z0-9_-]{30,}+")), ("aiza",)),
     _Rule("gcp-oauth-secret", _regex(_tok("GOCSPX-", r"[A-Za-z0-9_-]{20,}+")), ("gocspx-",)),
@@ -466,11 +488,17 @@ _BUILTIN: tuple[_Rule, ...] = (
         check=lambda text, m: m.span("s") if _has_digit(m["s"]) and not _PLACEHOLDER.match(m["s"]) else None),
         ("bearer",)),
     _Rule("url-credentials", _regex(
-        r"://(?<=[A-Za-z0-9]://)(?P<s>[^\s:/?#@\[\]]{1,256}+:[^\s/?#@]{1,256}+)@", group="s",
-        check=lambda m: not m["s"].endswith(":")), ("://",)),
+        r"://(?<=[A-Za-z0-9]://)(?P<s>(?P<u>[^\s:/?#@\[\]]{0,256}+):(?P<p>[^\s/?#@]{1,256}+))@", group="s",
+        check=_url_password), ("://",)),
     _Rule("password-assignment", _anchored(
         _ASSIGN, ("pass", "pwd", "secret", "token", "key", "credential"), back=_KEY_CHARS, check=_assignment_value),
         ("pass", "pwd", "secret", "token", "key", "credential")),
+    _Rule("config-secret", find_config_xml, ("</", "<add")),
+    _Rule("config-secret", find_server_config, SERVER_WORDS),
+    _Rule("command-line-secret", find_command_line, (" -",)),
+    _Rule("command-line-secret", find_generic_flag, ("--",)),
+    _Rule("client-args-secret", find_client_args, CALL_ANCHORS),
+    _Rule("password-prose", find_user_slash_password, ("cred", "login", "密码")),
     _Rule("password-prose", _anchored(
         _PROSE_EN, ("pass", "pin", "api", "secret", "access", "token"), check=_prose_en),
         ("pass", "pin", "api key", "secret", "access key", "token")),
@@ -481,6 +509,16 @@ _BUILTIN: tuple[_Rule, ...] = (
     _Rule("home-dir", _find_home_unix, ("/home/", "/users/"), _HOME),
     _Rule("home-dir", _find_home_win, (":\\", ":/users"), _HOME),
 )
+
+# Every rule id belongs to one family; `memvault redact --json` names it. Ids not listed are provider tokens.
+_FAMILIES = {
+    "gcp-service-account": "private-key", "private-key": "private-key",
+    "authorization-header": "http-auth", "bearer-token": "http-auth", "url-credentials": "url-credentials",
+    "password-assignment": "config", "config-secret": "config", "aws-secret-access-key": "config",
+    "azure-storage-key": "config", "command-line-secret": "command-line", "client-args-secret": "client-args",
+    "password-prose": "prose", "email": "personal-data", "home-dir": "personal-data",
+}
+_BUILTIN = tuple(r._replace(family=_FAMILIES.get(r.id, "provider-token")) for r in _BUILTIN)
 
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")
 _DATA_IMAGE = re.compile(r"data:image/[\w.+-]{1,40};base64,[A-Za-z0-9+/=\s]++")
@@ -499,7 +537,7 @@ def compile_rules(deny: Sequence[str] = ()) -> Rules:
         except (re.error, TypeError) as exc:
             # The pattern is configuration, not captured text, but its index is all a person needs.
             raise UsageError(f"redact.deny pattern #{i} is not a valid regular expression: {exc}") from None
-        extra.append(_Rule(f"user-deny-{i}", _deny_finder(rx), ()))
+        extra.append(_Rule(f"user-deny-{i}", _deny_finder(rx), (), family="user-deny"))
     return Rules(_BUILTIN + tuple(extra))
 
 
@@ -554,7 +592,7 @@ def redact(text: str, rules: Rules | None = None) -> Redaction:
         out.append(text[pos:s])
         out.append(_REPLACEMENT.get(rule.kind) or f"[REDACTED:{rule.id}]")
         line += text.count("\n", pos, s)
-        findings.append(Finding(rule.id, s, e, line))
+        findings.append(Finding(rule.id, s, e, line, rule.family))
         line += text.count("\n", s, e)
         pos = e
     out.append(text[pos:])

@@ -136,6 +136,9 @@ def test_redact_filter_check_and_json(tmp_path):
     assert clean.exit_code == 0
     findings = json.loads(runner.invoke(app, ["redact", "--json"], input=text).stdout)
     assert findings["findings"][0]["line"] == 1 and "ghp_" not in json.dumps(findings)
+    assert findings["findings"][0]["family"] == "provider-token"
+    zh = runner.invoke(app, ["redact", "--json"], input="账号 wendy 密码 Kx7#pq%2Lm\nmysql -uroot -p" + "Qz9" * 4 + "\n")
+    assert [(f["family"], f["line"]) for f in json.loads(zh.stdout)["findings"]] == [("prose", 1), ("command-line", 2)]
 
 
 def test_every_command_has_help_and_is_in_readme():

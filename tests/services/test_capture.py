@@ -190,3 +190,6 @@ def test_secrets_are_redacted_before_disk_and_audited(vault):
     assert len(audit) == 1
     entry = json.loads(audit[0].read_text().splitlines()[0])
     assert entry["episode"] == result.episode_ids[0] and entry["rules"]
+    # audit lines hold rule ids and counts only: no family, no span, no text
+    assert set(entry) == {"at", "episode", "rules"}
+    assert all(isinstance(n, int) for n in entry["rules"].values()) and "prose" not in entry["rules"]

@@ -28,6 +28,7 @@ class Case:
     text: str
     secrets: tuple[str, ...]  # nothing of these may survive
     expect: str | None = None  # exact expected output, when it is fixed (emails, home directories)
+    family: str = ""  # the extended table's family (issue 11); "" for the original table
 
 
 def _r(rng: random.Random, alphabet: str, n: int) -> str:
@@ -569,4 +570,387 @@ def pathological_lines(size: int = 1 << 20, seed: int = SEED) -> dict[str, str]:
     lines["home run"] = "/home/" * (size // 6)
     lines["token: words"] = "token: " + "word " * (size // 5)
     lines["eyJ dots"] = "eyJ" + "aaaaaaaaaaaa.eyJ" * (size // 16)
+    # issue 11 shapes: command lines, client constructors, XML configs, glued Chinese credentials
+    lines["mysql -p run"] = "mysql" + " -pa1" * (size // 4)
+    lines["curl -u run"] = "curl -u a:b" * (size // 11)
+    lines["flag run"] = " --password" * (size // 11)
+    lines["Client( run"] = 'Client("a", ' * (size // 12)
+    lines["auth=( run"] = "auth=(" * (size // 6)
+    lines["<password> run"] = "<password>" * (size // 10)
+    lines["<add key run"] = '<add key="Password" value="' * (size // 27)
+    lines["密码 run"] = "密码 a1" * (size // 5)
+    lines["users run"] = "c:\\users\\" * (size // 9)
     return lines
+
+
+# --------------------------------------------------------------------------- extended table (issue 11)
+#
+# Families a fresh corpus found missing: Chinese prose credentials, dotenv lines with non-provider keys,
+# positional secrets in API client constructors, config formats, command lines, URLs with an empty user,
+# Windows home paths; and hard negatives (placeholders, hashes, UUIDs, non-home paths, prose about
+# passwords). Frozen before the rules were tuned. Values are random; `heldout=True` draws other value
+# shapes and other names from a different seed, to check that the rules generalise.
+
+SYMBOLS = "%+=#!"
+
+
+def _mixed(rng: random.Random, heldout: bool = False) -> str:
+    """A password-like value: starts with a letter, has a digit, often one to three of % + = # !."""
+    if heldout:
+        shape = rng.choice(("lowdig", "updig", "sym", "b64", "words"))
+        if shape == "lowdig":
+            return rng.choice(string.ascii_lowercase) + _with_digit(rng, string.ascii_lowercase + string.digits,
+                                                                     rng.randint(9, 30))
+        if shape == "updig":
+            return rng.choice(string.ascii_uppercase) + _with_digit(rng, string.ascii_uppercase + string.digits,
+                                                                     rng.randint(9, 20))
+        if shape == "b64":
+            return rng.choice(string.ascii_letters) + _with_digit(rng, B64, rng.randint(15, 40)) + "=" * rng.randint(0, 2)
+        if shape == "words":
+            words = ("tiger", "lamp", "ocean", "river", "maple", "stone", "cloud", "pixel", "amber", "delta")
+            return "-".join(rng.choice(words).capitalize() for _ in range(rng.randint(2, 4))) + str(rng.randint(1, 999))
+        body = list(_with_digit(rng, ALNUM, rng.randint(8, 16)))
+        for _ in range(rng.randint(2, 5)):
+            body.insert(rng.randint(1, len(body)), rng.choice(SYMBOLS + "&*^~"))
+        return rng.choice(string.ascii_letters) + "".join(body)
+    body = list(_with_digit(rng, ALNUM, rng.randint(7, 20)))
+    for _ in range(rng.randint(0, 3)):
+        body.insert(rng.randint(1, len(body)), rng.choice(SYMBOLS))
+    return rng.choice(string.ascii_letters) + "".join(body)
+
+
+def _urlpw(rng: random.Random, heldout: bool = False) -> str:
+    """A password that needs no escaping inside a URL's userinfo."""
+    alphabet = ALNUM + ("-_.~!*" if heldout else "-_.~")
+    return rng.choice(string.ascii_letters) + _with_digit(rng, alphabet, rng.randint(8, 30 if heldout else 22))
+
+
+def _shellpw(rng: random.Random, heldout: bool = False) -> str:
+    """A password that needs no quoting on a shell command line."""
+    alphabet = ALNUM + ("_.+=%-" if heldout else "_.+%")
+    return rng.choice(string.ascii_letters) + _with_digit(rng, alphabet, rng.randint(8, 26 if heldout else 20))
+
+
+def _user(rng: random.Random, heldout: bool = False) -> str:
+    if heldout:
+        return rng.choice(("ops", "svc", "deploy", "jenkins", "li.wei", "zhang_san")) + str(rng.randint(1, 99))
+    return rng.choice(("admin", "root", "app", "wendy", "dbuser", "alice", "bob", "ci")) + \
+        rng.choice(("", str(rng.randint(1, 9))))
+
+
+def _keyval(rng: random.Random, heldout: bool = False) -> str:
+    """A machine-made key value: hex, base64 or alnum, 16-64 long."""
+    kind = rng.choice(("hex", "b64", "alnum", "laravel") if heldout else ("hex", "b64", "alnum"))
+    if kind == "hex":
+        return _with_digit(rng, HEX, rng.choice((32, 40, 48, 64)))
+    if kind == "b64":
+        return _with_digit(rng, B64, rng.randint(20, 43)) + "="
+    if kind == "laravel":
+        return "base64:" + base64.b64encode(rng.randbytes(32)).decode()
+    return _with_digit(rng, ALNUM, rng.randint(16, 48))
+
+
+_DOTENV_KEYS = ("ENCRYPTION_KEY", "ADMIN_TOKEN", "JWT_SECRET", "SESSION_SECRET", "SMTP_PASS", "MAIL_PASS",
+                "DB_PASS", "APP_SECRET", "SIGNING_KEY", "MASTER_KEY", "WEBHOOK_SECRET", "CLIENT_SECRET")
+_DOTENV_KEYS_HELDOUT = ("COOKIE_SECRET", "REDIS_PASS", "LDAP_BIND_PASS", "HMAC_KEY", "SERVICE_TOKEN",
+                        "AUTH_SECRET", "BACKUP_ENCRYPTION_KEY", "FTP_PASS", "INTERNAL_API_TOKEN", "SECRET_KEY_BASE")
+_WIN_USERS = ("wendy", "Wendy", "WENDY", "li.wei", "zhangsan", "dev01", "j_smith", "张伟", "王芳")
+_WIN_USERS_HELDOUT = ("Marco", "marco.rossi", "ADMIN2", "user_7", "李娜", "kenji", "o.neil")
+_URL_SCHEMES = ("redis", "rediss", "amqp", "amqps", "mongodb", "mongodb+srv", "postgres", "postgresql", "mysql",
+                "mariadb", "mssql", "ftp", "ftps", "sftp", "smtp", "smtps", "imap", "ldap", "ldaps", "http", "https",
+                "mqtt", "nats", "socks5", "memcached", "couchdb", "clickhouse", "oracle")
+
+
+def _ext_positive_templates(rng: random.Random, heldout: bool):
+    """(family, lang, template, value maker, secret slots). Templates take {v} (the secret), {u} (a user name,
+    not secret), {sid}/{app} (identifiers, not secret) and {k} (a dotenv key name)."""
+    mixed = lambda: _mixed(rng, heldout)  # noqa: E731
+    url = lambda: _urlpw(rng, heldout)  # noqa: E731
+    sh = lambda: _shellpw(rng, heldout)  # noqa: E731
+    keyv = lambda: _keyval(rng, heldout)  # noqa: E731
+    hex32 = lambda: _with_digit(rng, HEX, 32)  # noqa: E731
+    digits = lambda: str(rng.randint(10**7, 10**12 - 1))  # noqa: E731
+    aws = lambda: _with_digit(rng, B64, 40)  # noqa: E731
+    return [
+        # Chinese (and English) prose credentials
+        ("prose-credential", "zh", "我的密码是{v}，别告诉别人。", mixed),
+        ("prose-credential", "zh", "登录口令：{v}", mixed),
+        ("prose-credential", "zh", "服务器的口令为 {v} ，明天会换。", mixed),
+        ("prose-credential", "zh", "家里 WiFi 密码 {v}，连不上再问我。", mixed),
+        ("prose-credential", "zh", "公司wifi密码是{v}", digits),
+        ("prose-credential", "zh", "WiFi密码：{v}（访客网络）", mixed),
+        ("prose-credential", "zh", "账号 {u} 密码 {v}", mixed),
+        ("prose-credential", "zh", "账号：{u}，密码：{v}，登录后台就能看到。", mixed),
+        ("prose-credential", "zh", "测试环境账号{u}密码{v}，用完告诉我。", mixed),
+        ("prose-credential", "zh", "用户名 {u}，密码 {v}", mixed),
+        ("prose-credential", "zh", "root 密码改成了 {v}，记一下。", mixed),
+        ("prose-credential", "zh", "数据库密码：{v}（生产环境，别外传）", mixed),
+        ("prose-credential", "zh", "新密码设置成 {v} 了", mixed),
+        ("prose-credential", "zh", "AWS 的 secret access key：{v}，access key id 在另一条消息里。", aws),
+        ("prose-credential", "zh", "这是 secret access key： {v}", aws),
+        ("prose-credential", "en", "The WiFi password: {v} (guest network).", mixed),
+        ("prose-credential", "en", "Login is {u} / password {v} for the staging box.", mixed),
+        ("prose-credential", "en", "user: {u}, password: {v}, please rotate after the demo", mixed),
+        ("prose-credential", "en", "The secret access key is {v} for the backup bucket.", aws),
+        ("prose-credential", "en", "I changed the root password to {v} yesterday.", mixed),
+        # dotenv lines whose key is not a provider name
+        ("dotenv", "en", "Here's my .env:\n{k}={v}\nDEBUG=true", keyv),
+        ("dotenv", "en", "Here's my .env:\n{k}=\"{v}\"\nPORT=3000", mixed),
+        ("dotenv", "en", "The container has {k}='{v}' set, but the app can't read it.", keyv),
+        ("dotenv", "en", "export {k}={v}", mixed),
+        ("dotenv", "en", "In .env.production: {k}={v}", keyv),
+        ("dotenv", "zh", "我的 .env 是这样写的：\n{k}={v}\n为什么读不到？", keyv),
+        ("dotenv", "zh", ".env 里有一行 {k}=\"{v}\"，是不是引号的问题？", mixed),
+        ("dotenv", "zh", "部署脚本里写了 export {k}='{v}'", keyv),
+        ("dotenv", "zh", "环境变量 {k}={v} 已经配好了", mixed),
+        # positional secrets in API client constructors
+        ("client-args", "en", 'client = Client("{sid}", "{v}")', hex32),
+        ("client-args", "en", "const client = require('twilio')('{sid}', '{v}');", hex32),
+        ("client-args", "en", 'var client = new twilio.Twilio("{sid}", "{v}");', hex32),
+        ("client-args", "en", 'Twilio.init("{sid}", "{v}");', hex32),
+        ("client-args", "en", 'TwilioClient.Init("{sid}", "{v}");', hex32),
+        ("client-args", "en", 'client = Client(os.environ["TWILIO_ACCOUNT_SID"], "{v}")', hex32),
+        ("client-args", "en", "const client = algoliasearch('{app}', '{v}');", hex32),
+        ("client-args", "en", 'client = SearchClient.create("{app}", "{v}")', hex32),
+        ("client-args", "en", 'client = plivo.RestClient("{plivo}", "{v}")', lambda: _with_digit(rng, ALNUM, 40)),
+        ("client-args", "en", 'r = requests.get(url, auth=("{u}", "{v}"))', mixed),
+        ("client-args", "en", "session.auth = HTTPBasicAuth('{u}', '{v}')", mixed),
+        ("client-args", "zh", '我这样初始化的：client = Client("{sid}", "{v}")，一直报 401。', hex32),
+        ("client-args", "zh", "代码：const client = require('twilio')(\"{sid}\", \"{v}\");，短信发不出去", hex32),
+        ("client-args", "zh", "用 algoliasearch('{app}', '{v}') 建索引时报权限错误", hex32),
+        ("client-args", "zh", '请求这样写的 requests.post(url, auth=("{u}", "{v}"))，返回 403', mixed),
+        # config formats
+        ("config", "en", '<add key="Password" value="{v}" />', mixed),
+        ("config", "en", '<appSettings>\n  <add key="SmtpPassword" value="{v}"/>\n</appSettings>', mixed),
+        ("config", "en", '<add key="ApiKey" value="{v}" />', keyv),
+        ("config", "en", '<add name="Default" connectionString="Server=db01;Database=app;User Id={u};'
+                         'Password={v};" />', mixed),
+        ("config", "en", "Data Source=sql.internal;Initial Catalog=crm;User ID={u};Pwd={v};Encrypt=True", mixed),
+        ("config", "en", "settings.xml has <password>{v}</password> under <server>.", mixed),
+        ("config", "en", "[database]\nhost = db.internal\npassword = {v}\nport = 5432", mixed),
+        ("config", "en", '[smtp]\nuser = "{u}"\npassword = "{v}"', mixed),
+        ("config", "en", "db:\n  user: {u}\n  password: {v}\n  pool: 5", mixed),
+        ("config", "en", "spring.datasource.password={v}", mixed),
+        ("config", "en", "redis.conf: requirepass {v}", mixed),
+        ("config", "zh", 'Web.config 里是 <add key="Password" value="{v}" />，要加密吗？', mixed),
+        ("config", "zh", "连接字符串：Server=10.0.0.8;Database=erp;User Id={u};Password={v};", mixed),
+        ("config", "zh", "config.ini 的内容：\n[mysql]\npassword = {v}\n请帮我看看", mixed),
+        ("config", "zh", "pyproject 里写了 password = \"{v}\"，会不会泄露？", mixed),
+        ("config", "zh", "docker-compose.yml：\n    environment:\n      POSTGRES_PASSWORD: {v}", mixed),
+        ("config", "zh", "YAML 配置：\nmail:\n  password: {v}\n然后重启", mixed),
+        # command lines
+        ("cmdline", "en", "mysql -u {u} -p'{v}' -h 127.0.0.1 app", mixed),
+        ("cmdline", "en", "mysql -u{u} -p{v} app < dump.sql", sh),
+        ("cmdline", "en", "mysqldump -u {u} --password={v} shop > shop.sql", sh),
+        ("cmdline", "en", "curl -u {u}:{v} https://api.example.com/v1/items", sh),
+        ("cmdline", "en", 'curl --user "{u}:{v}" https://ci.example.org/job/build', sh),
+        ("cmdline", "en", "sshpass -p '{v}' ssh {u}@10.0.0.12", mixed),
+        ("cmdline", "en", "sshpass -p {v} scp backup.tar {u}@nas:/volume1/", sh),
+        ("cmdline", "en", "PGPASSWORD={v} psql -h db -U {u} app", sh),
+        ("cmdline", "en", "PGPASSWORD='{v}' pg_dump -h db -U {u} app > app.sql", mixed),
+        ("cmdline", "en", "docker login -u {u} -p {v} registry.example.com", sh),
+        ("cmdline", "en", "docker login --username {u} --password {v} ghcr.io", sh),
+        ("cmdline", "en", "git clone https://{u}:{v}@git.example.com/team/app.git", url),
+        ("cmdline", "en", "redis-cli -h cache -a {v} ping", sh),
+        ("cmdline", "en", "openssl pkcs12 -in cert.p12 -passin pass:{v} -nodes", sh),
+        ("cmdline", "zh", "我执行了 mysql -u{u} -p'{v}' 还是连不上", mixed),
+        ("cmdline", "zh", "用 mysql -h 10.0.0.3 -u {u} -p{v} 登录报 1045", sh),
+        ("cmdline", "zh", "curl -u {u}:{v} http://localhost:9200/_cat/indices 返回 401", sh),
+        ("cmdline", "zh", "脚本里有 sshpass -p \"{v}\" ssh {u}@server，安全吗？", mixed),
+        ("cmdline", "zh", "备份命令：PGPASSWORD={v} pg_dumpall -h db", sh),
+        ("cmdline", "zh", "CI 里用 docker login -u {u} -p {v} 登录私有仓库", sh),
+        ("cmdline", "zh", "克隆用的是 git clone https://{u}:{v}@gitee.com/team/app.git", url),
+        # URLs with credentials, including an empty user, in every scheme
+        ("url-credentials", "en", "REDIS_URL={s}://:{v}@cache.internal:6379/0", url),
+        ("url-credentials", "en", 'broker = "{s}://:{v}@queue.internal:5672//"', url),
+        ("url-credentials", "en", "Connect with {s}://{u}:{v}@db.internal.example.com/app", url),
+        ("url-credentials", "en", "The proxy is {s}://:{v}@10.1.2.3:1080 for now.", url),
+        ("url-credentials", "zh", "连接 {s}://:{v}@127.0.0.1:6379 时报 NOAUTH", url),
+        ("url-credentials", "zh", "配置里的地址是 {s}://{u}:{v}@10.0.0.9/prod，对吗？", url),
+        ("url-credentials", "zh", "用（{s}://:{v}@mq.local）连不上", url),
+    ]
+
+
+_WIN_TEMPLATES = (
+    ("en", "c:\\users\\{w}\\appdata\\local\\app\\log.txt", "~\\appdata\\local\\app\\log.txt"),
+    ("en", "Open C:/Users/{w}/Documents/report.docx please.", "Open ~/Documents/report.docx please."),
+    ("en", '{{"path": "C:\\\\Users\\\\{w}\\\\.ssh\\\\id_ed25519"}}', '{{"path": "~\\\\.ssh\\\\id_ed25519"}}'),
+    ("en", "file:///C:/Users/{w}/site/index.html", "file:///~/site/index.html"),
+    ("en", "Traceback: File \"C:\\Users\\{w}\\proj\\main.py\", line 3", "Traceback: File \"~\\proj\\main.py\", line 3"),
+    ("zh", "日志在 c:/users/{w}/desktop/log.txt 里", "日志在 ~/desktop/log.txt 里"),
+    ("zh", "文件路径是C:\\USERS\\{w}\\Downloads\\报告.pdf，打不开", "文件路径是~\\Downloads\\报告.pdf，打不开"),
+    ("zh", "配置在（D:\\Users\\{w}\\.config）下面", "配置在（~\\.config）下面"),
+    ("zh", "把 C:\\Users\\{w} 整个目录备份一下", "把 ~ 整个目录备份一下"),
+)
+
+
+def extended_positive_cases(seed: int = SEED + 11, heldout: bool = False) -> list[Case]:
+    """The issue-11 table: >= 120 secret-bearing lines in the families above, two draws per template."""
+    rng = random.Random(seed)
+    cases: list[Case] = []
+    keys = _DOTENV_KEYS_HELDOUT if heldout else _DOTENV_KEYS
+    users = _WIN_USERS_HELDOUT if heldout else _WIN_USERS
+    for draw in range(2):
+        for family, lang, t, make in _ext_positive_templates(rng, heldout):
+            v = make()
+            fields = dict(v=v, u=_user(rng, heldout), k=rng.choice(keys), s=rng.choice(_URL_SCHEMES),
+                          sid="AC" + _r(rng, HEX, 32), app=_r(rng, string.ascii_uppercase + string.digits, 10),
+                          plivo="MA" + _r(rng, string.ascii_uppercase + string.digits, 18))
+            cases.append(Case(f"{family}-{len(cases)}", "", lang, t.format(**fields), (v,), family=family))
+        for lang, t, expect in _WIN_TEMPLATES:
+            w = rng.choice(users) + rng.choice(("", "", str(rng.randint(1, 99))))
+            cases.append(Case(f"home-windows-{len(cases)}", "home-dir", lang, t.format(w=w), (w,),
+                              expect.format(), family="home-dir"))
+    return cases
+
+
+def extended_negative_lines(seed: int = SEED + 12) -> list[tuple[str, str]]:
+    """(family, line): >= 80 secret-free lines that look dangerous. Nothing in them may change."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    placeholders = [
+        "Use postgres://user:password@localhost:5432/app for local development.",
+        "mongodb://user:pass@localhost:27017/test is the example from the docs.",
+        "amqp://guest:guest@localhost:5672/ is RabbitMQ's default.",
+        "连接串写成 mysql://username:password@host:3306/db 这种格式。",
+        "redis://:<password>@localhost:6379/0",
+        "export STRIPE_KEY=sk_test_...",
+        "STRIPE_SECRET_KEY=sk_test_xxxxxxxxxxxxxxxxxxxxxxxx",
+        "api_key: <your-key>",
+        "把 api_key 换成 <your-api-key> 再运行。",
+        'token = "xxxx"',
+        "password: changeme",
+        "密码：changeme（默认值，第一次登录后修改）",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        'ENCRYPTION_KEY="${ENCRYPTION_KEY}"',
+        "export GITHUB_TOKEN=$(pass show github/token)",
+        "ADMIN_TOKEN=$(pass show work/admin-token)",
+        '"apiKey": "YOUR_API_KEY"',
+        "Authorization: Bearer <token>",
+        "password=********",
+        'secret: "{{ .Values.secret }}"',
+        "mysql -u root -p'<password>' app",
+        "curl -u user:password https://api.example.com",
+        'curl -u "$USER:$TOKEN" https://api.example.com',
+        'sshpass -p "$SSHPASS" ssh deploy@host',
+        "docker login -u $DOCKER_USER --password-stdin",
+        "PGPASSWORD=$PGPASS psql -h db -U app",
+        "git clone https://<user>:<token>@github.com/org/repo.git",
+        'password = "your-password-here"',
+        "JWT_SECRET=your-jwt-secret",
+        '<add key="Password" value="" />',
+        '<add key="Password" value="%DB_PASSWORD%" />',
+        "<password>${env.MAVEN_PASSWORD}</password>",
+        "账号 admin 密码 ******",
+        "WiFi 密码：xxxxxxxx",
+        "口令：<你的口令>",
+        "ENCRYPTION_KEY=",
+        'client = Client(account_sid, auth_token)',
+        "const client = require('twilio')(accountSid, authToken);",
+        'requests.get(url, auth=("user", "pass"))',
+    ]
+    out += [("placeholder", ln) for ln in placeholders]
+    for _ in range(4):
+        h32, h40, h64 = _r(rng, HEX, 32), _r(rng, HEX, 40), _r(rng, HEX, 64)
+        out += [("hash", rng.choice((f"md5: {h32}", f"ETag: \"{h32}\"", f"文件的 MD5 是 {h32}"))),
+                ("hash", rng.choice((f"sha1 {h40} matches", f"commit {h40}", f"回退到 {h40}"))),
+                ("hash", rng.choice((f"sha256sum 输出 {h64}", f"digest: sha256:{h64}", f"checksum={h64}"))),
+                ("hash", f'"integrity": "sha512-{base64.b64encode(rng.randbytes(64)).decode()}"')]
+    out.append(("hash", "password_hash = \"$2b$12$" + _r(rng, B64.replace("+", "."), 53) + "\""))
+    out.append(("hash", "密码哈希：$argon2id$v=19$m=65536,t=3,p=4$" + _r(rng, B64, 22) + "$" + _r(rng, B64, 43)))
+    for _ in range(3):
+        u = lambda: f"{_r(rng, HEX, 8)}-{_r(rng, HEX, 4)}-4{_r(rng, HEX, 3)}-8{_r(rng, HEX, 3)}-{_r(rng, HEX, 12)}"  # noqa: E731
+        out += [("uuid", f'client_id = "{u()}"'), ("uuid", f'"trace_id": "{u()}"'), ("uuid", f"X-Request-ID: {u()}"),
+                ("uuid", f"租户 ID：{u()}"), ("uuid", f"tenant_id: {u()}"), ("uuid", f"subscription {u()} 已启用")]
+    paths = [
+        "/Users/Shared/Adobe/settings.json",
+        "open /Users/Shared/ in Finder",
+        "C:\\Users\\Public\\Documents\\readme.txt",
+        "c:\\users\\public\\desktop",
+        "C:/Users/Public/Pictures",
+        "C:\\Users\\Default\\AppData\\Local",
+        "C:\\Users\\All Users\\Microsoft",
+        "安装到 C:\\Program Files\\App\\ 下",
+        "%USERPROFILE%\\Documents\\notes.md",
+        "C:\\Users\\%USERNAME%\\AppData\\Roaming",
+        "C:\\Users\\<you>\\.aws\\credentials",
+        "/usr/share/keyrings/docker.gpg",
+        "/var/lib/postgresql/data/pg_hba.conf",
+        "\\\\fileserver\\share\\reports\\2026.xlsx",
+        "数据放在 D:\\data\\users\\export.csv",
+    ]
+    out += [("path", ln) for ln in paths]
+    prose = [
+        "密码里可以包含 % + = # ! 这些符号吗？",
+        "WiFi 密码在路由器背面的标签上。",
+        "账号和密码请分开发给我。",
+        "口令为空时会弹出输入框。",
+        "WiFi 密码 至少 8 位",
+        "secret access key：请在控制台里生成，不要发给别人。",
+        "密码改成了什么？我忘了。",
+        "数据库密码：请找运维要。",
+        "用户名 和 密码 都区分大小写。",
+        "The password is stored in the keychain.",
+        "Your WiFi password is printed on the router.",
+        "Use -p without a value so mysql prompts for the password.",
+        "The admin token is rotated weekly.",
+        "Set ENCRYPTION_KEY in your .env before starting the server.",
+        "PGPASSWORD is read by psql and pg_dump.",
+        "docker login --password-stdin is safer than -p.",
+        "Never pass secrets to sshpass -p on a shared machine.",
+        "The secret access key is shown only once, when you create it.",
+        "mkdir -p /tmp/build && cp -p a.txt b.txt",
+        "docker run -p 8080:80 nginx",
+        "ssh -p 2222 deploy@host",
+        "psql -p 5433 -U app",
+        "PRIMARY_KEY=id",
+        "SORT_KEY=created_at",
+        "TOKEN_TTL=3600",
+        "KEY_SIZE=2048",
+        '<add key="PasswordMinLength" value="12" />',
+        "password_file = /run/secrets/db_password",
+        "Server=db01;Database=app;Integrated Security=True;",
+        "password: !vault |",
+        'password: "{{ vault_db_password }}"',
+    ]
+    out += [("prose", ln) for ln in prose]
+    return out
+
+
+_NOVEL = (
+    # phrasings written after the rules were tuned, to see how far they generalise (not tuned on)
+    ("prose-credential", "zh", "超级管理员的登录密码已经重置为：{v}"),
+    ("prose-credential", "zh", "VPN 账号 {u}，口令 {v}，有效期一个月"),
+    ("prose-credential", "zh", "我把 wifi 的密码换成了 {v}"),
+    ("prose-credential", "en", "FYI the db password is now {v}"),
+    ("prose-credential", "en", "creds: {u} / {v}"),
+    ("dotenv", "en", "DATABASE_PASS={v}"),
+    ("dotenv", "zh", "在 .env.local 里加上 OAUTH_CLIENT_SECRET={v} 就行"),
+    ("dotenv", "en", "set PRIVATE_SIGNING_KEY=\"{v}\" in the CI settings"),
+    ("client-args", "en", "twilio_client = TwilioRestClient('{sid}', '{v}')"),
+    ("client-args", "en", "auth = HTTPDigestAuth(\"{u}\", \"{v}\")"),
+    ("client-args", "zh", "Twilio.init(\"{sid}\", \"{v}\"); 之后就报 20003"),
+    ("config", "en", "<connectionStrings><add name=\"db\" connectionString=\"Host=pg;Username={u};Password={v}\"/>"),
+    ("config", "en", "[client]\nuser={u}\npassword={v}"),
+    ("config", "zh", "application.properties 里 spring.mail.password={v}"),
+    ("config", "en", "  db_password: '{v}'"),
+    ("cmdline", "en", "mysqladmin -u{u} -p{v} status"),
+    ("cmdline", "en", "curl --user {u}:{v} -X POST https://api.example.net/hook"),
+    ("cmdline", "zh", "试了 sshpass -p{v} ssh {u}@192.168.1.20 也不行"),
+    ("cmdline", "en", "wget --password={v} ftp://files.example.org/x.tgz"),
+    ("url-credentials", "en", "CELERY_BROKER_URL=amqp://:{v}@rabbit//"),
+    ("url-credentials", "zh", "mongodb+srv://{u}:{v}@cluster0.example.mongodb.net/test 连接超时"),
+)
+
+
+def novel_phrasings(seed: int = SEED + 13) -> list[Case]:
+    """Held-out phrasings (see _NOVEL), values from the held-out generator."""
+    rng = random.Random(seed)
+    cases = []
+    for draw in range(3):
+        for family, lang, t in _NOVEL:
+            v = _urlpw(rng, True) if "://" in t else _shellpw(rng, True) if family == "cmdline" else \
+                _with_digit(rng, HEX, 32) if family == "client-args" and "sid" in t else _mixed(rng, True)
+            text = t.format(v=v, u=_user(rng, True), sid="AC" + _r(rng, HEX, 32))
+            cases.append(Case(f"novel-{family}-{len(cases)}", "", lang, text, (v,), family=family))
+    return cases

@@ -6,7 +6,7 @@ and prints recall@1, recall@5, MRR and the negative false-positive rate for memv
 grep baseline, overall and per question type.
 
 Options: --mode bigram|unibigram|jieba (Chinese tokenising), --sweep (field-weight and floor grid, used to
-choose the constants in memvault/search.py), --show (print the misses), --json, --check (verify the hard
+choose the constants in memvault/search.py), --show (print the misses), --by-lang, --json, --check (verify the hard
 question types against the fixture, below, and exit 1 on any failure).
 
 The hard question types (q94 on) carry rules that `check_questions` verifies with memvault's own tokenizer
@@ -165,7 +165,10 @@ def measure(ask, questions: list[dict]) -> dict:
         row.update(id=q["id"], type=q["type"], got=got[:5], expect=expect, query=q["query"])
         rows.append(row)
         per_type[q["type"]].append(row)
-    return {"all": summarise(rows), "types": {t: summarise(r) for t, r in sorted(per_type.items())}, "rows": rows}
+    sets = {"q01-q93": [r for r in rows if r["type"] not in HARD_TYPES],
+            "hard (q94+)": [r for r in rows if r["type"] in HARD_TYPES]}
+    return {"all": summarise(rows), "sets": {k: summarise(v) for k, v in sets.items() if v},
+            "types": {t: summarise(r) for t, r in sorted(per_type.items())}, "rows": rows}
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -198,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print the questions memvault misses")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", action="store_true", help="verify the hard question rules and exit")
+    ap.add_argument("--by-lang", action="store_true", help="also print memvault's figures per type and language")
     args = ap.parse_args(argv)
     questions = load_questions(args.questions)
     if args.check:
@@ -217,20 +221,33 @@ def main(argv: list[str] | None = None) -> int:
         }
         elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({k: {"all": v["all"], "types": v["types"]} for k, v in results.items()}, indent=2))
+        print(json.dumps({k: {"all": v["all"], "sets": v["sets"], "types": v["types"]} for k, v in results.items()},
+                         indent=2))
         return 0
     print(f"eval: {len(questions)} questions, fixture {args.fixture.name}, Chinese mode {args.mode}, "
           f"{elapsed:.1f} s")
     for name, res in results.items():
         print(f"{name:10s} {fmt(res['all'])}")
+    print("\nper question set (memvault | bm25-only | grep):")
+    for k in results["memvault"]["sets"]:
+        print(f"  {k:15s} " + " | ".join(fmt(results[n]["sets"][k]) for n in results))
     print("\nper type (memvault | bm25-only | grep):")
     for t in results["memvault"]["types"]:
-        print(f"  {t:10s} " + " | ".join(fmt(results[n]["types"][t]) for n in results))
+        print(f"  {t:15s} " + " | ".join(fmt(results[n]["types"][t]) for n in results))
+    if args.by_lang:
+        print("\nper type and language (memvault):")
+        rows = results["memvault"]["rows"]
+        lang = {q["id"]: q["lang"] for q in questions}
+        for t in results["memvault"]["types"]:
+            for code in ("en", "zh"):
+                sub = [r for r in rows if r["type"] == t and lang[r["id"]] == code]
+                if sub:
+                    print(f"  {t:15s} {code} {fmt(summarise(sub))}")
     if args.show:
         print("\nmisses:")
         for r in results["memvault"]["rows"]:
             if r.get("fp") or ("rank" in r and r["rank"] != 1):
-                print(f"  {r['id']} {r['type']:10s} rank={r.get('rank')} fp={r.get('fp')} {r['query']!r}"
+                print(f"  {r['id']} {r['type']:15s} rank={r.get('rank')} fp={r.get('fp')} {r['query']!r}"
                       f" expect={r['expect']} got={r['got']}")
     return 0
 

@@ -67,3 +67,19 @@ def test_questions_file_is_one_json_object_per_line():
     ids = [json.loads(line)["id"] for line in lines]
     assert ids == [f"q{i:02d}" for i in range(1, len(ids) + 1)]
 
+
+
+def test_runner_reports_each_hard_category_and_both_sets():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(ROOT / "eval" / "run.py"), "--json"], capture_output=True,
+                         text=True, check=True, cwd=ROOT).stdout
+    res = json.loads(out)
+    for engine in ("memvault", "bm25-only", "grep"):
+        types = res[engine]["types"]
+        for kind in ("paraphrase-hard", "entity-bridge"):
+            assert {"r1", "r5", "mrr"} <= set(types[kind])
+        assert types["negative-hard"]["neg_n"] == 36
+        assert res[engine]["sets"]["q01-q93"]["n"] == 93
+        assert res[engine]["sets"]["hard (q94+)"]["n"] == 94

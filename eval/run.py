@@ -6,7 +6,16 @@ and prints recall@1, recall@5, MRR and the negative false-positive rate for memv
 grep baseline, overall and per question type.
 
 Options: --mode bigram|unibigram|jieba (Chinese tokenising), --sweep (field-weight and floor grid, used to
-choose the constants in memvault/search.py), --show (print the misses), --json.
+choose the constants in memvault/search.py), --show (print the misses), --by-lang, --json, --check (verify the hard
+question types against the fixture, below, and exit 1 on any failure).
+
+The hard question types (q94 on) carry rules that `check_questions` verifies with memvault's own tokenizer
+(bigram mode, stop words dropped, CJK bigrams made only of function characters ignored):
+- paraphrase-hard: no content token shared with any expected card's title, body, tags, entities (with the entity
+  pages' names and aliases), project or state subject/field/value;
+- negative-hard: at least one content token shared with some non-retracted card (same fields);
+- entity-bridge: names an entity of the first expected card by its name or an alias whose tokens the card's title
+  and body do not contain, so the card is reached through the entity.
 """
 
 from __future__ import annotations
@@ -30,6 +39,85 @@ from memvault.errors import NoMatch  # noqa: E402
 
 def load_questions(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+HARD_TYPES = ("paraphrase-hard", "negative-hard", "entity-bridge")
+
+
+def _front_matter(path: Path) -> tuple[dict, str]:
+    import yaml
+
+    _, fm, body = path.read_text(encoding="utf-8").split("---\n", 2)
+    return yaml.safe_load(fm), body
+
+
+def content_tokens(text: str) -> set[str]:
+    """memvault's card tokens of `text` after stop words, without CJK bigrams of function characters only."""
+    return {t for t in tokenize.tokens(text) if not tokenize.is_function_bigram(t)}
+
+
+def load_fixture(fixture: Path) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """(cards by id, names and aliases by entity name) of a fixture vault."""
+    cards = {}
+    for p in sorted((fixture / "cards").rglob("*.md")):
+        meta, body = _front_matter(p)
+        meta["_body"] = body
+        cards[meta["id"]] = meta
+    names = {}
+    for p in sorted((fixture / "entities").glob("*.md")):
+        meta, _ = _front_matter(p)
+        names[meta["name"]] = [meta["name"], p.stem, *(meta.get("aliases") or [])]
+    return cards, names
+
+
+def card_text(card: dict, names: dict[str, list[str]], full: bool = True) -> str:
+    """Title and body; with `full`, also tags, entities with their names and aliases, project and state keys."""
+    parts = [card["title"], card["_body"]]
+    if full:
+        parts += [*card["tags"], str(card["project"] or "")]
+        for e in card["entities"]:
+            parts += names.get(e, [e])
+        if card["kind"] == "state":
+            parts += [str(card["subject"]), str(card["field"]), str(card["value"])]
+    return "\n".join(parts)
+
+
+def check_questions(fixture: Path, questions: list[dict]) -> list[str]:
+    """Rule violations of the hard question types (module docstring), one line each; [] when all hold."""
+    cards, names = load_fixture(fixture)
+    live = [c for c in cards.values() if c["status"] != "retracted"]
+    errs = []
+    for q in questions:
+        if q["type"] not in HARD_TYPES:
+            continue
+        qtok = content_tokens(q["query"])
+        if not qtok:
+            errs.append(f"{q['id']}: no content token")
+            continue
+        if q["type"] == "negative-hard":
+            if q["expect"]:
+                errs.append(f"{q['id']}: a negative expects cards")
+            elif not any(qtok & content_tokens(card_text(c, names)) for c in live):
+                errs.append(f"{q['id']}: shares no content word with any card")
+            continue
+        missing = [e for e in q["expect"] if e not in cards or cards[e]["status"] == "retracted"]
+        if not q["expect"] or missing:
+            errs.append(f"{q['id']}: expect must name live cards ({missing})")
+            continue
+        if q["type"] == "paraphrase-hard":
+            for e in q["expect"]:
+                shared = qtok & content_tokens(card_text(cards[e], names))
+                if shared:
+                    errs.append(f"{q['id']}: shares {sorted(shared)} with {e}")
+        else:
+            card = cards[q["expect"][0]]
+            text = content_tokens(card_text(card, names, full=False))
+            query = tokenize.normalize(q["query"])
+            bridges = [n for e in card["entities"] for n in names.get(e, [e])
+                       if tokenize.normalize(n) in query and not content_tokens(n) & text]
+            if not bridges:
+                errs.append(f"{q['id']}: names no entity of {card['id']} that its text lacks")
+    return errs
 
 
 def grep_baseline(root: Path):
@@ -77,7 +165,10 @@ def measure(ask, questions: list[dict]) -> dict:
         row.update(id=q["id"], type=q["type"], got=got[:5], expect=expect, query=q["query"])
         rows.append(row)
         per_type[q["type"]].append(row)
-    return {"all": summarise(rows), "types": {t: summarise(r) for t, r in sorted(per_type.items())}, "rows": rows}
+    sets = {"q01-q93": [r for r in rows if r["type"] not in HARD_TYPES],
+            "hard (q94+)": [r for r in rows if r["type"] in HARD_TYPES]}
+    return {"all": summarise(rows), "sets": {k: summarise(v) for k, v in sets.items() if v},
+            "types": {t: summarise(r) for t, r in sorted(per_type.items())}, "rows": rows}
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -109,8 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--show", action="store_true", help="print the questions memvault misses")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--check", action="store_true", help="verify the hard question rules and exit")
+    ap.add_argument("--by-lang", action="store_true", help="also print memvault's figures per type and language")
     args = ap.parse_args(argv)
     questions = load_questions(args.questions)
+    if args.check:
+        errs = check_questions(args.fixture, questions)
+        print("\n".join(errs) or f"OK: {sum(q['type'] in HARD_TYPES for q in questions)} hard questions")
+        return 1 if errs else 0
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
         shutil.copytree(args.fixture, root)
@@ -124,20 +221,33 @@ def main(argv: list[str] | None = None) -> int:
         }
         elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({k: {"all": v["all"], "types": v["types"]} for k, v in results.items()}, indent=2))
+        print(json.dumps({k: {"all": v["all"], "sets": v["sets"], "types": v["types"]} for k, v in results.items()},
+                         indent=2))
         return 0
     print(f"eval: {len(questions)} questions, fixture {args.fixture.name}, Chinese mode {args.mode}, "
           f"{elapsed:.1f} s")
     for name, res in results.items():
         print(f"{name:10s} {fmt(res['all'])}")
+    print("\nper question set (memvault | bm25-only | grep):")
+    for k in results["memvault"]["sets"]:
+        print(f"  {k:15s} " + " | ".join(fmt(results[n]["sets"][k]) for n in results))
     print("\nper type (memvault | bm25-only | grep):")
     for t in results["memvault"]["types"]:
-        print(f"  {t:10s} " + " | ".join(fmt(results[n]["types"][t]) for n in results))
+        print(f"  {t:15s} " + " | ".join(fmt(results[n]["types"][t]) for n in results))
+    if args.by_lang:
+        print("\nper type and language (memvault):")
+        rows = results["memvault"]["rows"]
+        lang = {q["id"]: q["lang"] for q in questions}
+        for t in results["memvault"]["types"]:
+            for code in ("en", "zh"):
+                sub = [r for r in rows if r["type"] == t and lang[r["id"]] == code]
+                if sub:
+                    print(f"  {t:15s} {code} {fmt(summarise(sub))}")
     if args.show:
         print("\nmisses:")
         for r in results["memvault"]["rows"]:
             if r.get("fp") or ("rank" in r and r["rank"] != 1):
-                print(f"  {r['id']} {r['type']:10s} rank={r.get('rank')} fp={r.get('fp')} {r['query']!r}"
+                print(f"  {r['id']} {r['type']:15s} rank={r.get('rank')} fp={r.get('fp')} {r['query']!r}"
                       f" expect={r['expect']} got={r['got']}")
     return 0
 

@@ -1,8 +1,9 @@
+# ruff: noqa: E501  (the conversations are data: one utterance per line reads better than wrapped)
 """The labelled extraction set, as written by hand: conversations, their turns and the cards each turn should yield.
 
 `python eval/distill/author.py` renders them into chat logs of every capture format (eval/distill/inputs/) and
 eval/distill/labels.jsonl. The rendered files are the frozen set; this file is how they were written (rerunning
-it must reproduce them byte for byte, tests/unit/test_distill_eval.py checks that). Labelling rules: README.md.
+it must reproduce them byte for byte, tests/e2e/test_distill_eval.py checks that). Labelling rules: README.md.
 """
 
 from __future__ import annotations

@@ -192,6 +192,11 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
                              "or --fake oracle|broken|empty")
     else:
         _set_config(vault, {"distill": {"engine": args.engine}})
+        # Trigger: a memvault without that engine ignores the key and calls an LLM.
+        # Why: scoring that failure as "0 cards" would look like a (terrible) measurement.
+        # Outcome: the LLM points at a closed port, and calls made (below) stop the run.
+        denv["MEMVAULT_LLM_BASE_URL"] = "http://127.0.0.1:9/v1"
+        denv["MEMVAULT_LLM_MAX_RETRIES"] = "0"
     if batch:
         # batch size = llm.max_output_tokens // distill.tokens_per_episode (memvault/distill.py)
         _set_config(vault, {"llm": {"max_output_tokens": 4096},
@@ -207,6 +212,9 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
             fake.terminate()
             fake.wait(timeout=10)
     summary = json.loads(out) if out.strip() else {}
+    if args.engine != "llm" and summary.get("calls"):
+        raise SystemExit(f"--engine {args.engine}: distill called an LLM instead; this memvault has no "
+                         f"distill.engine {args.engine!r} yet")
     summary["seconds"] = seconds
     return summary
 
@@ -424,7 +432,8 @@ def evaluate(args) -> dict:
         summary = run_engine(args, vault, workdir, labels, keyed, env)
         result = score(labels, keyed, read_cards(vault), summary["seconds"])
         result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "")
-        result["distill"] = {k: summary[k] for k in ("failed", "cards", "episodes_distilled") if k in summary}
+        result["distill"] = {k: summary[k] for k in ("calls", "cards", "episodes_distilled", "failures")
+                             if k in summary}
         if args.keep:
             result["vault"] = str(vault)
         return result
@@ -465,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
           f"({result['nothing_false_episodes']}/{result['nothing_episodes']} episodes, "
           f"{result['nothing_false_cards']} cards)")
     print(f"  {'episodes_per_s':20} {result['episodes_per_s']} ({result['seconds']} s for distill)")
+    failures = {k: v for k, v in (result["distill"].get("failures") or {}).items() if v}
+    if failures:
+        print(f"  distill failures (their episodes gave no card): {failures}")
     if args.show:
         for k in ("misses", "wrong_kind", "false_cards"):
             print(f"{k}: {', '.join(result[k]) or '-'}")

@@ -119,3 +119,15 @@ def test_oracle_scores_one_and_a_broken_model_scores_lower():
     assert broken["precision"] < 1.0 and broken["recall"] < 1.0 and broken["kind_accuracy"] < 1.0
     assert broken["supersede_accuracy"] == 0.0
     assert broken["nothing_false_pct"] > 0.0
+
+
+def test_a_non_llm_engine_is_never_scored_on_what_an_llm_call_did():
+    """Today memvault has no offline engine and ignores distill.engine: the runner must stop, not report zeros.
+    Once the engine exists the same run must succeed without a single LLM call."""
+    args = runner.parse_args(["--engine", "offline", "--files", "text-zh.txt"])
+    try:
+        result = runner.evaluate(args)
+    except SystemExit as e:
+        assert "distill called an LLM" in str(e)
+    else:
+        assert result["distill"]["calls"] == 0 and result["distill"]["episodes_distilled"] == 13

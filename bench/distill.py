@@ -23,11 +23,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_llm import fake_llm_server  # noqa: E402
 
-from memvault import codec  # noqa: E402
-from memvault.distill import distill, format_episode  # noqa: E402
-from memvault.llm import estimate_tokens  # noqa: E402
+from memvault.vault import codec  # noqa: E402
+from memvault.distill.service import distill, format_episode  # noqa: E402
+from memvault.distill.llm import estimate_tokens  # noqa: E402
 from memvault.model import Episode  # noqa: E402
-from memvault.vault import Vault, append_lines  # noqa: E402
+from memvault.vault.store import Vault, append_lines  # noqa: E402
 
 EN = [
     ("Should the vault use SQLite or plain files?", "Plain files: they diff, grep and merge in git."),

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memvault import codec  # noqa: E402
+from memvault.vault import codec  # noqa: E402
 from memvault.model import Episode  # noqa: E402
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 import redact_cases  # noqa: E402
 
-from memvault.redact import default_rules, redact  # noqa: E402
+from memvault.redact.engine import default_rules, redact  # noqa: E402
 
 HELDOUT_SEED = 4242
 

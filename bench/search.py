@@ -6,7 +6,7 @@ a temporary folder and prints, in one run:
 - one new card: write a card, then the in-process refresh that indexes it (p50 of 10),
 - search: whole-process `memvault search WORDS` (p50/p95 over --runs calls and 4 queries, warm index), both
   through the entry point's Typer-free path (memvault.__main__ -> fastcli.try_search, what `memvault` runs) and
-  through the Typer app (memvault.cli:app), from a byte-compiled, non-editable install (see user_install),
+  through the Typer app (memvault.cli.app:app), from a byte-compiled, non-editable install (see user_install),
 - rg: whole-process `rg -l -i -e WORD …` over cards/ for the same words, and the ratio rg / search.
 Goals at 100k (issue 5): search >= 4x faster than rg and <= 100 ms p50; build <= 10 s; one new card <= 50 ms.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memvault import codec  # noqa: E402
+from memvault.vault import codec  # noqa: E402
 from memvault.model import Card  # noqa: E402
 
 ZH = ("数据库备份迁移服务器容器配置网络端口证书域名日志监控告警磁盘内存缓存队列任务调度用户订单支付"
@@ -95,16 +95,16 @@ def timed(cmd: list[str], env=None) -> float:
     return time.perf_counter() - start
 
 
-# The entry point memvault.fastcli's docstring proposes, and today's console script (memvault.cli:app).
+# The entry point memvault.cli.fast's docstring proposes, and today's console script (memvault.cli.app:app).
 FAST_LAUNCHER = """import sys
-from memvault.fastcli import try_search
+from memvault.cli.fast import try_search
 code = try_search(sys.argv[1:])
 if code is not None:
     sys.exit(code)
-from memvault.cli import app
+from memvault.cli.app import app
 app(prog_name="memvault")
 """
-TYPER_LAUNCHER = "from memvault.cli import app\napp(prog_name='memvault')\n"
+TYPER_LAUNCHER = "from memvault.cli.app import app\napp(prog_name='memvault')\n"
 
 
 def pct(values: list[float], p: float) -> float:
@@ -117,7 +117,7 @@ def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
     t = time.perf_counter()
     make_vault(root, size)
     gen = time.perf_counter() - t
-    build = timed(env=ENV, cmd=[user_py, "-c", "import sys; from pathlib import Path; from memvault.index import Index; "
+    build = timed(env=ENV, cmd=[user_py, "-c", "import sys; from pathlib import Path; from memvault.search.index import Index; "
                    "Index(Path(sys.argv[1])).refresh(full=True)", str(root)])
     typer_cmd = [str(base / "memvault-typer"), "--vault", str(root), "search"]
     cmd = [str(base / "memvault-fast"), "--vault", str(root), "search"]
@@ -134,7 +134,7 @@ def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
                 rg += ["-e", w]
             rg_t.append(timed(rg + [str(root / "cards")]))
     # one new card, in process: what a search pays the first time after a card arrives
-    from memvault.index import Index
+    from memvault.search.index import Index
 
     new_t = []
     with Index(root) as idx:

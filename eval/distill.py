@@ -99,7 +99,7 @@ def _clean_env() -> dict:
 
 
 def read_episodes(vault: Path) -> dict[str, dict]:
-    from memvault import codec
+    from memvault.vault import codec
 
     out: dict[str, dict] = {}
     for path in sorted((vault / "episodes").glob("*/*/*.jsonl")):
@@ -294,7 +294,7 @@ def _card(action, target, kind, title, body, entities, project, ref) -> dict:
 
 
 def read_cards(vault: Path) -> list[dict]:
-    from memvault import codec
+    from memvault.vault import codec
 
     cards = []
     for path in sorted((vault / "cards").glob("*/*.md")):

@@ -26,10 +26,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from memvault import search  # noqa: E402
-from memvault.capture import capture  # noqa: E402
+from memvault.search import service as search  # noqa: E402
+from memvault.capture.service import capture  # noqa: E402
 from memvault.errors import NoMatch  # noqa: E402
-from memvault.vault import Vault  # noqa: E402
+from memvault.vault.store import Vault  # noqa: E402
 
 KS = (1, 5, 10)
 

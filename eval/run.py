@@ -33,7 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from memvault import search, tokenize  # noqa: E402
+from memvault.search import service as search
+from memvault.search import tokenize  # noqa: E402
 from memvault.errors import NoMatch  # noqa: E402
 
 

@@ -1,20 +1,20 @@
 """Entry point of the `memvault` command and of `python -m memvault`.
 
 `memvault search …` is the command people run most, so a plain search command line is served by
-memvault.fastcli without building the Typer app (~150 ms saved per call); everything else, and any search
-command line fastcli does not fully understand, goes to memvault.cli unchanged.
+memvault.cli.fast without building the Typer app (~150 ms saved per call); everything else, and any search
+command line fastcli does not fully understand, goes to memvault.cli.app unchanged.
 """
 
 import sys
 
 
 def main() -> None:
-    from memvault.fastcli import try_search
+    from memvault.cli.fast import try_search
 
     code = try_search(sys.argv[1:])
     if code is not None:
         sys.exit(code)
-    from memvault.cli import app
+    from memvault.cli.app import app
 
     app(prog_name="memvault")
 

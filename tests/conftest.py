@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_llm import fake_llm_server  # noqa: E402
 
-from memvault.cli import app  # noqa: E402
+from memvault.cli.app import app  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

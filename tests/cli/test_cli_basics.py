@@ -10,8 +10,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from memvault.cli import app
-from memvault.config import DEFAULTS
+from memvault.cli.app import app
+from memvault.vault.config import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

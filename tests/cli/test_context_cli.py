@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memvault.llm import estimate_tokens
+from memvault.distill.llm import estimate_tokens
 
 NOW = {"MEMVAULT_NOW": "2026-11-02T08:00:00Z"}
 

@@ -1,4 +1,4 @@
-"""The entry point serves plain searches without Typer (memvault.fastcli); its output and exit codes must be
+"""The entry point serves plain searches without Typer (memvault.cli.fast); its output and exit codes must be
 exactly those of the Typer command for every command line it accepts, and it must hand over the rest."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from memvault.cli import app
-from memvault.fastcli import parse
+from memvault.cli.app import app
+from memvault.cli.fast import parse
 
 CARDS = [
     ("Use Postgres for the orders database", "decision", "postgres", "shop"),

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memvault.argv import hoist_vault
-from memvault.cli import app
-from memvault.fastcli import parse
+from memvault.cli.argv import hoist_vault
+from memvault.cli.app import app
+from memvault.cli.fast import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT = ('{"role":"user","content":"should the orders table use postgres?","session":"s1"}\n'

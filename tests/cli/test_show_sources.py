@@ -9,9 +9,9 @@ import string
 import sys
 from pathlib import Path
 
-from memvault import codec
+from memvault.vault import codec
 from memvault.model import Card, Episode, Revoke
-from memvault.vault import Vault, append_lines
+from memvault.vault.store import Vault, append_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "services"))
 from search_helpers import write  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import Runner
 
 from memvault.model import Card
-from memvault.vault import Vault
+from memvault.vault.store import Vault
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "services"))
 from test_distill_rollback import capture, chat, distill, journal  # noqa: E402

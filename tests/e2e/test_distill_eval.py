@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.formats import FORMATS
+from memvault.capture.formats import FORMATS
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "eval" / "distill"

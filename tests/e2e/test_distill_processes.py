@@ -61,7 +61,7 @@ def fake_proc(tmp_path):
 
 
 def make_vault(path: Path) -> Path:
-    from memvault import codec
+    from memvault.vault import codec
     from memvault.model import Episode
 
     shutil.copytree(ROOT / "vault-template", path)

@@ -10,7 +10,7 @@ from search_helpers import card, write  # noqa: E402
 
 CHECK = """
 import sys
-from memvault.cli import app
+from memvault.cli.app import app
 try:
     app(["--vault", sys.argv[1], "search", "redis"], standalone_mode=False)
 except SystemExit:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memvault import codec
+from memvault.vault import codec
 from memvault.model import Card
-from memvault.vault import Vault
+from memvault.vault.store import Vault
 
 
 def card(cid: str, title: str, body: str = "", **kw) -> Card:

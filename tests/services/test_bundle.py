@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, Runner
-from memvault.bundle import parse_bundle, safe_slug
+from memvault.views.bundle import parse_bundle, safe_slug
 from memvault.errors import InputError
-from memvault.remember import LOCK_WHAT
-from memvault.vault import Vault
+from memvault.distill.remember import LOCK_WHAT
+from memvault.vault.store import Vault
 
 NOW = {"MEMVAULT_NOW": "2026-11-02T08:00:00Z"}
 KINDS = ("decision", "fact", "preference", "rule", "state")

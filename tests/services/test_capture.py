@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault.capture import capture
-from memvault.vault import Vault
+from memvault.capture.service import capture
+from memvault.vault.store import Vault
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SAMPLES = sorted((DATA / "formats").iterdir())

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from memvault.context import build_context
+from memvault.views.context import build_context
 from memvault.errors import NoMatch, UsageError
-from memvault.llm import estimate_tokens
-from memvault.vault import Vault
+from memvault.distill.llm import estimate_tokens
+from memvault.vault.store import Vault
 
 FAKE_KEY = "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"
 

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 
-from memvault import codec
-from memvault.distill import batch_size, distill, plan_batches
+from memvault.vault import codec
+from memvault.distill.service import batch_size, distill, plan_batches
 from memvault.model import Episode
-from memvault.vault import Vault, append_lines
+from memvault.vault.store import Vault, append_lines
 
 NOW = "2026-11-03T08:00:00Z"
 
@@ -305,7 +305,7 @@ def test_dry_run_writes_nothing_and_shows_the_first_batch(vault, fake_llm, run):
 
 
 def test_related_cards_rank_rare_shared_words_first_and_stay_in_project():
-    from memvault.distill import find_related
+    from memvault.distill.service import find_related
     from memvault.model import Card
 
     def card(cid, title, project="demo", status="active", entities=()):

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memvault.auto import decide, in_quiet_hours, parse_quiet_hours
+from memvault.distill.auto import decide, in_quiet_hours, parse_quiet_hours
 
 RULES = {"min_episodes": 20, "every_minutes": 240, "min_gap_minutes": 30, "quiet_hours": "23:00-07:00"}
 

@@ -7,10 +7,10 @@ import json
 import re
 from pathlib import Path
 
-from memvault import cards as cardlib
-from memvault import codec
+from memvault.distill import cards as cardlib
+from memvault.vault import codec
 from memvault.model import Card
-from memvault.vault import Vault
+from memvault.vault.store import Vault
 
 NOW = "2026-11-03T08:00:00Z"
 LATER = "2026-11-04T08:00:00Z"

@@ -3,10 +3,10 @@ import shutil
 import subprocess
 
 
-from memvault import search
+from memvault.search import service as search
 from memvault.errors import NoMatch
-from memvault.index import Index, parse_card_fast
-from memvault import codec
+from memvault.search.index import Index, parse_card_fast
+from memvault.vault import codec
 
 from search_helpers import card, write
 

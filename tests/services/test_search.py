@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from memvault import search
+from memvault.search import service as search
 from memvault.errors import NoMatch
 
 from search_helpers import card, entity_page, write

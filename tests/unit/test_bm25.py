@@ -1,6 +1,6 @@
 import math
 
-from memvault import bm25
+from memvault.search import bm25
 
 W = {"title": 3.0, "body": 1.0}
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from memvault import cards as cl
-from memvault.codec import card_to_text, parse_card
-from memvault.config import DEFAULTS
+from memvault.distill import cards as cl
+from memvault.vault.codec import card_to_text, parse_card
+from memvault.vault.config import DEFAULTS
 from memvault.model import Card
 
 KINDS = tuple(DEFAULTS["kinds"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvault import codec
+from memvault.vault import codec
 from memvault.errors import VaultFormatError
 from memvault.model import Card, Entity, Episode, Revoke
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memvault import formats
+from memvault.capture import formats
 from memvault.errors import InputError
-from memvault.formats import FORMATS, iter_messages, normalize_ts, sniff_format
+from memvault.capture.formats import FORMATS, iter_messages, normalize_ts, sniff_format
 from memvault.model import InputProblem, Message
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
@@ -736,7 +736,7 @@ def test_examples_read_cleanly(path):
 def test_openai_document_per_line_keeps_line_separator_characters_inside_text():
     import io
 
-    from memvault.formats import iter_messages
+    from memvault.capture.formats import iter_messages
 
     line = json.dumps({"messages": [{"role": "user", "content": "first\u2028second"},
                                     {"role": "assistant", "content": "ok\u2029done"}]}, ensure_ascii=False)

@@ -1,4 +1,4 @@
-"""memvault.llm against a real HTTP server on 127.0.0.1 (tests/fake_llm.py)."""
+"""memvault.distill.llm against a real HTTP server on 127.0.0.1 (tests/fake_llm.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fake_llm import fake_llm_server  # noqa: E402
 
 from memvault.errors import LLMError, UsageError  # noqa: E402
-from memvault.llm import (  # noqa: E402
+from memvault.distill.llm import (  # noqa: E402
     Client,
     LLMFailure,
     LLMSettings,
@@ -535,7 +535,7 @@ def test_extract_json_on_a_large_hostile_reply_is_fast():
 def test_importing_memvault_llm_does_not_import_httpx():
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run(
-        [sys.executable, "-c", "import memvault.llm, sys; print('httpx' in sys.modules)"],
+        [sys.executable, "-c", "import memvault.distill.llm, sys; print('httpx' in sys.modules)"],
         cwd=root, capture_output=True, text=True, check=True,
     )
     assert out.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""memvault.redact: secrets gone, ordinary text byte-identical, idempotent, linear on pathological lines."""
+"""memvault.redact.engine: secrets gone, ordinary text byte-identical, idempotent, linear on pathological lines."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import redact_cases  # noqa: E402  (shared with bench/redact.py)
 
 from memvault.errors import UsageError  # noqa: E402
-from memvault.redact import Finding, compile_rules, count_by_rule, default_rules, redact  # noqa: E402
+from memvault.redact.engine import Finding, compile_rules, count_by_rule, default_rules, redact  # noqa: E402
 
 POSITIVE = redact_cases.positive_cases()
 NEGATIVE = redact_cases.negative_lines()

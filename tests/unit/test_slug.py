@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from memvault.slug import MAX_CHARS, clean_name, name_key, slugify, unique_slug
+from memvault.vault.slug import MAX_CHARS, clean_name, name_key, slugify, unique_slug
 
 HOSTILE = [
     "../../x", "/etc/passwd", "..", ".", "a\x00b", "line1\nline2", "key: value\nstatus: retracted",

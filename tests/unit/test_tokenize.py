@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from memvault import tokenize
+from memvault.search import tokenize
 
 
 def test_nfkc_and_casefold_meet_plain_forms():
@@ -44,7 +44,7 @@ def test_function_bigrams_are_recognised():
 
 
 def test_bigram_mode_never_imports_jieba():
-    code = ("import sys; from memvault import tokenize; tokenize.tokens('我们决定用数据库'); "
+    code = ("import sys; from memvault.search import tokenize; tokenize.tokens('我们决定用数据库'); "
             "print('jieba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -65,7 +65,7 @@ def test_joined_is_the_join_and_count_of_tokens():
 
 
 def test_episodes_use_porter2_cards_keep_light_stemming():
-    from memvault import tokenize
+    from memvault.search import tokenize
 
     assert tokenize.tokens("migrations migrating migrated", stemmer="porter2") == ["migrat"] * 3
     assert tokenize.tokens("activities activity", stemmer="porter2") == ["activ", "activ"]

@@ -1,0 +1,345 @@
+"""capture: chat logs -> redacted, capped episodes appended to day files. Idempotent and append-only."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import socket
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from memvault.vault import codec
+from memvault.capture import formats
+from memvault.redact import engine as redact
+from memvault.errors import InputError
+from memvault.model import Episode, InputProblem, Message, Revoke
+from memvault.vault.store import EpisodeIndex, Vault, append_lines
+
+SNIFF_BYTES = 64 * 1024
+
+
+@dataclass
+class CaptureResult:
+    new: int = 0
+    already: int = 0
+    skipped: Counter = field(default_factory=Counter)  # reason -> count
+    revoked: int = 0
+    problems: list[str] = field(default_factory=list)  # "input:line: reason", never input text
+    formats: dict[str, str] = field(default_factory=dict)  # input name -> format used
+    redactions: Counter = field(default_factory=Counter)  # rule -> count
+    episode_ids: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "new": self.new, "already_stored": self.already, "skipped": sum(self.skipped.values()),
+            "skipped_by_reason": dict(sorted(self.skipped.items())), "revoked": self.revoked,
+            "problems": self.problems, "formats": self.formats,
+            "redactions": dict(sorted(self.redactions.items())), "episodes": self.episode_ids,
+        }
+
+
+@dataclass
+class _Turn:
+    session: str
+    project: str | None
+    user: list[str] = field(default_factory=list)
+    assistant: list[str] = field(default_factory=list)
+    refs: list[str] = field(default_factory=list)
+    at: str | None = None
+    tools: int = 0
+    number: int = 0
+    kind: str = ""
+
+
+@dataclass(frozen=True)
+class Hygiene:
+    """The capture settings of memvault.yaml, compiled once."""
+
+    strip: re.Pattern | None
+    skip: tuple[re.Pattern, ...]
+    min_chars: int
+    max_chars: int
+    sidechains: bool
+    max_line_bytes: int
+    rules: redact.Rules
+
+    @classmethod
+    def from_config(cls, cfg: dict, deny: Iterable[str]) -> "Hygiene":
+        tags = [re.escape(t) for t in cfg.get("strip_tags") or []]
+        strip = re.compile(rf"<({'|'.join(tags)})\b[^>]*>.*?</\1\s*>", re.S | re.I) if tags else None
+        return cls(
+            strip=strip, skip=tuple(re.compile(p) for p in cfg.get("skip_patterns") or []),
+            min_chars=int(cfg.get("min_chars", 0)), max_chars=int(cfg.get("max_chars", 0)),
+            sidechains=bool(cfg.get("sidechains", False)),
+            max_line_bytes=int(cfg.get("max_line_bytes", 8 * 1024 * 1024)),
+            rules=redact.compile_rules(list(deny)),
+        )
+
+    def clean(self, text: str) -> str:
+        if self.strip is not None and "<" in text:
+            text = self.strip.sub("", text)
+        return text.strip()
+
+    def is_injection(self, text: str) -> bool:
+        return any(p.search(text) for p in self.skip)
+
+    def cap(self, text: str) -> str:
+        if self.max_chars and len(text) > self.max_chars:
+            cut = len(text) - self.max_chars
+            return f"{text[: self.max_chars]}\n…[memvault: cut {cut} chars]"
+        return text
+
+
+def capture(
+    vault: Vault,
+    inputs: Iterable[tuple[str, BinaryIO]],
+    *,
+    fmt: str = "auto",
+    project: str | None = None,
+    session: str | None = None,
+    now: Callable[[], str] | None = None,
+    on_problem: Callable[[str], None] | None = None,
+) -> CaptureResult:
+    """Read every input, then store the turns that are not stored yet. Returns counts, never text."""
+    now = now or _utc_now
+    hyg = Hygiene.from_config(dict(vault.config.capture), vault.config.section("redact").get("deny") or [])
+    result = CaptureResult()
+    turns: list[_Turn] = []
+    for name, stream in inputs:
+        used, messages = _open_messages(stream, fmt, name, hyg)
+        result.formats[name] = used
+        turns.extend(_group_turns(messages, hyg, used, project, session, result, on_problem))
+    if not turns:
+        return result
+    host = socket.gethostname()
+    stamp = now()
+    prepared = [_to_episode(t, hyg, host, stamp, vault.config.default_project, result) for t in turns]
+    prepared = [p for p in prepared if p is not None]
+    with vault.append_lock():
+        index = vault.episode_index()
+        new, revokes, audits = _decide(prepared, index, result, stamp)
+        by_file: dict[str, list[str]] = {}
+        for rv in revokes:
+            by_file.setdefault(str(vault.day_file(stamp)), []).append(codec.revoke_to_line(rv))
+        for ep in new:
+            by_file.setdefault(str(vault.day_file(ep.at)), []).append(codec.episode_to_line(ep))
+        for path in sorted(by_file):
+            append_lines(Path(path), by_file[path])
+        audit_lines = [codec.dump_json_line(a) for a in audits]
+        if audit_lines:
+            append_lines(vault.audit_file(stamp), audit_lines)
+    result.new = len(new)
+    result.episode_ids = [ep.id for ep in new]
+    return result
+
+
+def _open_messages(stream: BinaryIO, fmt: str, name: str, hyg: Hygiene) -> tuple[str, Iterator]:
+    head = stream.read(SNIFF_BYTES)
+    if isinstance(head, str):
+        raise InputError(f"{name}: input must be read as bytes")
+    if fmt == "auto":
+        if not head.strip():
+            return "empty", iter(())
+        fmt = formats.sniff_format(head)
+    elif fmt not in formats.FORMATS:
+        raise InputError(f"unknown format {fmt!r}; choose one of auto, {', '.join(formats.FORMATS)}")
+    joined = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
+    return fmt, formats.iter_messages(
+        joined, fmt, name, sidechains=hyg.sidechains, max_line_bytes=hyg.max_line_bytes
+    )
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already read for sniffing, then the rest of the stream (stdin cannot seek back)."""
+
+    def __init__(self, head: bytes, rest: BinaryIO):
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        if self._head:
+            n = min(len(buf), len(self._head))
+            buf[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buf))
+        n = len(data)
+        buf[:n] = data
+        return n
+
+
+def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: CaptureResult, on_problem):
+    """Messages -> turns: a user message opens a turn; the assistant's messages until the next user message
+    join it. Harness injections, system messages and tool traffic never open a turn."""
+    by_session: dict[str, list[_Turn]] = {}
+    counters: dict[str, int] = {}
+    current: dict[str, _Turn] = {}
+    anonymous: list[_Turn] = []
+    for item in messages:
+        if isinstance(item, InputProblem):
+            text = str(item)
+            result.problems.append(text)
+            if on_problem:
+                on_problem(text)
+            continue
+        msg: Message = item
+        key = session or msg.session or "\0anon"
+        cur = current.get(key)
+        text = hyg.clean(msg.text)
+        if msg.role == "user" and not msg.harness and text and not hyg.is_injection(text):
+            if cur is not None and not cur.assistant and cur.user:
+                cur.user.append(text)  # two user messages in a row are one turn
+                cur.refs.append(msg.ref)
+                continue
+            counters[key] = counters.get(key, 0) + 1
+            cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind)
+            cur.user.append(text)
+            cur.refs.append(msg.ref)
+            current[key] = cur
+            (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
+        elif msg.role == "user":
+            result.skipped["harness"] += 1
+            if cur is not None:
+                cur.tools += msg.tools
+        elif msg.role == "assistant":
+            if cur is None:  # an opening line by the assistant (a role-play greeting) is a turn of its own
+                counters[key] = counters.get(key, 0) + 1
+                cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind)
+                current[key] = cur
+                (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
+            if text:
+                cur.assistant.append(text)
+            cur.refs.append(msg.ref)
+            cur.tools += msg.tools
+            cur.at = cur.at or msg.ts
+        elif msg.role == "tool":
+            if cur is not None:
+                cur.tools += max(1, msg.tools)
+        else:
+            result.skipped["system"] += 1
+    if anonymous:
+        # No session id in the input: derive one from the opening of the conversation, so the same log piped
+        # twice (or grown by new turns) lands in the same session.
+        opening = "\x1f".join("\n".join(t.user + t.assistant) for t in anonymous[:2])
+        sid = "s-" + hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        for t in anonymous:
+            t.session = sid
+        by_session[sid] = anonymous
+    return [t for turns in by_session.values() for t in turns]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    episode: Episode
+    findings: dict[str, int]
+
+
+def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: str, result: CaptureResult):
+    user_r = redact.redact("\n\n".join(t.user), hyg.rules)
+    asst_r = redact.redact("\n\n".join(t.assistant), hyg.rules)
+    user, assistant = user_r.text, asst_r.text
+    if len(user.strip()) + len(assistant.strip()) < hyg.min_chars:
+        result.skipped["short"] += 1
+        return None
+    user, assistant = hyg.cap(user), hyg.cap(assistant)
+    findings = redact.count_by_rule(user_r.findings + asst_r.findings)
+    digest = "sha256:" + hashlib.sha256(f"{user}\x1f{assistant}".encode("utf-8", "surrogatepass")).hexdigest()
+    at = t.at or stamp
+    source = {"kind": t.kind, "host": host,
+              "ref": t.refs[0] if t.refs else ""}
+    if len(t.refs) > 1:
+        source["refs"] = t.refs
+    ep = Episode(
+        id=_episode_id(at, t.session, t.number, digest), at=at, project=t.project or default_project,
+        session=t.session, turn=t.number, user=user, assistant=assistant, tools=t.tools, source=source,
+        hash=digest,
+    )
+    return _Prepared(ep, findings)
+
+
+def _episode_id(at: str, session: str, turn: int, digest: str) -> str:
+    compact = at.replace("-", "").replace(":", "")
+    tail = hashlib.sha256(f"{session}\x1f{turn}\x1f{digest}".encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    return f"ep-{compact}-{tail}"
+
+
+def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResult, stamp: str):
+    """Compare with what is stored: new turns, turns already stored, and history edits (§4)."""
+    new: list[Episode] = []
+    revokes: list[Revoke] = []
+    audits: list[dict] = []
+    by_session: dict[str, list[_Prepared]] = {}
+    for p in prepared:
+        by_session.setdefault(p.episode.session, []).append(p)
+    for sid, items in by_session.items():
+        known = index.sessions.get(sid, {})
+        items = _align(items, known)
+        changed = [p.episode.turn for p in items
+                   if p.episode.turn in known and known[p.episode.turn][0] != p.episode.hash]
+        first_changed = min(changed) if changed else None
+        if first_changed is not None:
+            stale = tuple(known[t][1] for t in sorted(known) if t >= first_changed)
+            revokes.append(Revoke(ids=stale, reason="history-edit", at=stamp, session=sid))
+            result.revoked += len(stale)
+        seen_now: set[str] = set()
+        for p in items:
+            ep = p.episode
+            stored = known.get(ep.turn)
+            if stored and stored[0] == ep.hash and (first_changed is None or ep.turn < first_changed):
+                result.already += 1
+                continue
+            if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked and first_changed is None):
+                result.already += 1
+                continue
+            if ep.id in index.ids:
+                # Trigger: the same turn comes back after its id was revoked (history edit, or an edit undone).
+                # Why: a revoke is by id, so reusing the id would hide the new line too. Outcome: the next free
+                # id of a deterministic sequence, so two machines replaying the same edit still agree.
+                n = 1
+                while True:
+                    alt = _episode_id(ep.at, ep.session, ep.turn, f"{ep.hash}#{n}")
+                    if alt not in index.ids and alt not in seen_now:
+                        break
+                    n += 1
+                ep = Episode(**{**ep.__dict__, "id": alt})
+            seen_now.add(ep.id)
+            new.append(ep)
+            result.redactions.update(p.findings)
+            if p.findings:
+                audits.append({"at": stamp, "episode": ep.id, "rules": dict(sorted(p.findings.items()))})
+    return new, revokes, audits
+
+
+def _align(items: list[_Prepared], known: dict[int, tuple[str, str]]) -> list[_Prepared]:
+    """A log captured from the middle (`tail -n`) numbers its turns from 1; shift them onto the stored turns
+    when the first turn we recognise by hash sits at another position."""
+    if not known:
+        return items
+    where = {digest: turn for turn, (digest, _id) in known.items()}
+    for p in items:
+        pos = where.get(p.episode.hash)
+        if pos is None:
+            continue
+        shift = pos - p.episode.turn
+        if shift <= 0:
+            return items
+        out = []
+        for q in items:
+            ep = q.episode
+            turn = ep.turn + shift
+            moved = Episode(**{**ep.__dict__, "turn": turn, "id": _episode_id(ep.at, ep.session, turn, ep.hash)})
+            out.append(_Prepared(moved, q.findings))
+        return out
+    return items
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

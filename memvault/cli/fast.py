@@ -1,0 +1,128 @@
+"""`memvault search` without Typer: the start-up path for the command people run most.
+
+Typer 0.29 builds pydantic adapters for every parameter, which costs ~100 ms per process before a command runs;
+a whole search must take well under 100 ms. `main` therefore handles exactly the `search` command line it fully
+understands (global --vault/-V, then `search` with its documented options, where --vault/-V may come too, as
+memvault.cli.argv allows for every command) and hands everything else — other
+commands, --help, --debug, unknown or malformed options — to the Typer app unchanged, so behaviour and messages
+stay those of memvault.cli.app. Output and exit codes are the same as the Typer command, which uses `render_text`.
+
+Wiring (entry point, owned by the CLI): `[project.scripts] memvault = "memvault.__main__:main"` with
+    def main():
+        code = try_search(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+        from memvault.cli.app import app
+        app(prog_name="memvault")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+_FLAGS = {"--all": "include_all", "--episodes": "episodes", "-e": "episodes", "--json": "as_json"}
+_VALUES = {"--limit": ("limit", int), "-n": ("limit", int), "--project": ("project", str), "-p": ("project", str),
+           "--kind": ("kind", str), "-k": ("kind", str), "--hops": ("hops", int),
+           "--snippet-chars": ("snippet_chars", int), "--vault": ("vault", str), "-V": ("vault", str)}
+
+
+def parse(argv: list[str]) -> dict[str, Any] | None:
+    """The options of a plain `search` call, or None when Typer should handle the command line."""
+    out: dict[str, Any] = {"vault": None, "words": []}
+    i = 0
+    while i < len(argv) and argv[i] != "search":
+        arg = argv[i]
+        if arg in ("--vault", "-V") and i + 1 < len(argv):
+            out["vault"] = argv[i + 1]
+            i += 2
+        elif arg.startswith("--vault="):
+            out["vault"] = arg.split("=", 1)[1]
+            i += 1
+        else:
+            return None
+    if i >= len(argv):
+        return None
+    i += 1
+    rest_are_words = False
+    while i < len(argv):
+        arg = argv[i]
+        if rest_are_words or not arg.startswith("-") or arg == "-":
+            out["words"].append(arg)
+        elif arg == "--":
+            rest_are_words = True
+        elif arg in _FLAGS:
+            out[_FLAGS[arg]] = True
+        else:
+            # Only long options take `=value` (click reads `-n=5` as the value "=5": leave that to Typer).
+            name, _, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+            if name not in _VALUES:
+                return None
+            if not inline:
+                if i + 1 >= len(argv):
+                    return None
+                i += 1
+                inline = argv[i]
+            key, kind = _VALUES[name]
+            try:
+                out[key] = kind(inline)
+            except ValueError:
+                return None
+        i += 1
+    return out if out["words"] else None
+
+
+def render_text(result) -> str:
+    lines = []
+    for hit in result.hits:
+        flags = ", ".join(x for x in (hit.project, hit.status if hit.status not in ("active", "live") else "") if x)
+        lines.append(f"{hit.id}  [{hit.kind}] {hit.title}" + (f"  ({flags})" if flags else "") + f"  {hit.score:.2f}")
+        if hit.snippet and hit.snippet != hit.title:
+            lines.append(f"    {hit.snippet}")
+        lines.append(f"    why: {'; '.join(hit.why)}")
+        if hit.refs:
+            lines.append(f"    refs: {', '.join(hit.refs)}")
+    return "\n".join(lines)
+
+
+def run(opts: dict[str, Any]) -> int:
+    from memvault.search import service as svc
+    from memvault.errors import MemvaultError
+
+    try:
+        root = svc.open_root(opts["vault"], os.environ)
+        cfg = svc.settings(root, os.environ)
+        options = svc.options_from(
+            cfg["search"], cfg["kinds"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),
+            include_all=opts.get("include_all"), hops=opts.get("hops"), episodes=opts.get("episodes"),
+            snippet_chars=opts.get("snippet_chars"))
+        result = svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"])
+    except MemvaultError as exc:
+        sys.stderr.write(f"memvault: {exc.message}\n")
+        return exc.exit_code
+    text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) if opts.get("as_json") else render_text(result)
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
+def try_search(argv: list[str]) -> int | None:
+    """Run `argv` if it is a plain search command line and return the exit code; None means "not mine: hand
+    the command line to memvault.cli.app". The entry point calls this before importing Typer (see module doc)."""
+    opts = parse(argv)
+    if opts is None:
+        return None
+    try:
+        return run(opts)
+    except KeyboardInterrupt:
+        sys.stderr.write("memvault: interrupted\n")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
+        sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
+        return 70

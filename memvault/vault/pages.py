@@ -1,0 +1,215 @@
+"""Entity pages: which page a name belongs to, and the deterministic generated block of each page.
+
+Cards store entity *slugs* (the page's file stem); the page keeps the display name and aliases. A name the
+model sends is matched against every page's slug, name and aliases (case- and NFKC-blind) before a new page is
+made, so `PostgreSQL` finds the `postgres` page once a person added that alias.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault.vault import codec
+from memvault.errors import VaultFormatError
+from memvault.model import Card, Entity
+from memvault.vault.slug import clean_name, name_key, unique_slug
+from memvault.vault.synopsis import link_synopses
+from memvault.vault.store import Vault, atomic_write
+
+
+@dataclass
+class EntityTable:
+    """name key -> slug for every page (slug, name, aliases), and slug -> key of the name owning it."""
+
+    by_key: dict[str, str] = field(default_factory=dict)
+    owners: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # slug -> display name
+
+    @classmethod
+    def load(cls, vault: Vault, problems: list[VaultFormatError] | None = None) -> "EntityTable":
+        table = cls()
+        for path in vault.entity_files():
+            slug = path.stem
+            try:
+                ent = vault.read_entity(path)
+            except VaultFormatError as exc:
+                if problems is not None:
+                    problems.append(exc)
+                table.owners.setdefault(slug, name_key(slug))  # never reuse a damaged page's file
+                continue
+            table.owners[slug] = name_key(ent.name)
+            table.names[slug] = ent.name
+            for alias in (slug, ent.name, *ent.aliases):
+                table.by_key.setdefault(name_key(alias), slug)
+        return table
+
+    def resolve(self, name: str) -> str:
+        """The slug for a name, registering a new page when none matches."""
+        key = name_key(name)
+        if key in self.by_key:
+            return self.by_key[key]
+        slug = unique_slug(name, self.owners)
+        self.owners[slug] = key
+        self.by_key[key] = slug
+        self.names[slug] = clean_name(name) or slug
+        return slug
+
+
+def _escape(text: str) -> str:
+    # The block is rendered as markdown (Obsidian, GitHub): no raw HTML, no link syntax from the model.
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("[[", "[ [").replace("]]", "] ]").replace("\n", " "))
+
+
+def _date(card: Card) -> str:
+    return (card.valid_from or card.created or "")[:10]
+
+
+def render_block(slug: str, cards: Iterable[Card]) -> str:
+    """Mention list for one entity: newest first (world time, then id), one wikilink line per card."""
+    mine = [c for c in cards if slug in c.entities]
+    mine.sort(key=lambda c: (_date(c), c.created, c.id), reverse=True)
+    lines = []
+    for c in mine:
+        status = "" if c.status == "active" else f" · {c.status}"
+        date = f" ({_date(c)})" if _date(c) else ""
+        lines.append(f"- [[{c.id}]] {c.kind} · {_escape(c.title)}{date}{status}")
+    return "\n".join(lines)
+
+
+def cards_by_entity(cards: Iterable[Card]) -> dict[str, list[Card]]:
+    """slug -> the cards naming it; rendering every page from this is linear, not pages x cards."""
+    out: dict[str, list[Card]] = {}
+    for card in cards:
+        for slug in dict.fromkeys(card.entities):
+            out.setdefault(slug, []).append(card)
+    return out
+
+
+def page_update(vault: Vault, slug: str, cards: Iterable[Card], new_name: str | None) -> tuple[Path, str | None]:
+    """(path, new text) for one entity page, or (path, None) when the bytes would not change.
+
+    A page that exists keeps its front matter and prose; a damaged one is left alone (doctor reports it).
+    A page whose cards are all gone keeps an empty block: it may hold a person's front matter.
+    """
+    path = vault.entity_path(slug)
+    block = render_block(slug, cards)
+    try:
+        old = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = None
+    except UnicodeDecodeError:
+        return path, None
+    if old is None:
+        if not block:
+            return path, None
+        ent = Entity(slug=slug, name=new_name or slug)
+        return path, codec.entity_to_text(ent, block, vault.rules)
+    try:
+        ent = codec.parse_entity(old, vault.rel(path), slug)
+    except VaultFormatError:
+        return path, None
+    text = codec.entity_to_text(ent, block, vault.rules)
+    return path, (None if text == old else text)
+
+
+# ---------------------------------------------------------------- writing a change set
+
+INTENT = "write-intent.json"
+
+
+def write_change_set(
+    vault: Vault,
+    all_cards: Mapping[str, Card],
+    working: Mapping[str, Card],
+    before: Mapping[str, Card | None],
+    names: Mapping[str, str],
+    record: dict[str, Any],
+    *,
+    removed: Iterable[str] = (),
+    hook: Callable[[str], None] | None = None,
+) -> dict[str, Card]:
+    """Write changed cards, the entity pages they touch, then ONE journal line (the commit point).
+
+    `all_cards` is every card before the change; `working` the new versions; `removed` ids whose files go.
+    First `.memvault/write-intent.json` records the before-image of every file about to change, so
+    `recover()` can undo a change set that a crash interrupted before its journal line.
+    A new synopsis supersedes its project's earlier ones here (memvault.vault.synopsis), whoever writes it; the
+    returned mapping holds every card written (`working` plus those links).
+    """
+    hook = hook or (lambda _name: None)
+    working, before = dict(working), dict(before)
+    context = link_synopses(vault, all_cards, working, before, record)
+    if context:
+        all_cards = {**context, **all_cards}
+    merged = dict(all_cards)
+    merged.update(working)
+    gone = set(removed)
+    for cid in gone:
+        merged.pop(cid, None)
+    files: dict[Path, str | None] = {}
+    for cid, card in working.items():
+        files[vault.find_card_path(cid) or vault.card_path(card)] = codec.card_to_text(card, vault.rules)
+    for cid in gone:
+        path = vault.find_card_path(cid)
+        if path is not None:
+            files[path] = None
+    slugs = sorted({s for c in working.values() for s in c.entities}
+                   | {s for c in before.values() if c is not None for s in c.entities}
+                   | {s for cid in gone if cid in all_cards for s in all_cards[cid].entities})
+    page_paths = []
+    by_slug = cards_by_entity(merged.values())
+    for slug in slugs:
+        path, text = page_update(vault, slug, by_slug.get(slug, []), names.get(slug))
+        if text is not None:
+            files[path] = text
+            page_paths.append(path)
+    snapshot = {vault.rel(p): (p.read_text(encoding="utf-8") if p.exists() else None) for p in files}
+    key = str(record.get("batch") or record.get("change") or "")
+    atomic_write(vault.local / INTENT, json.dumps({"key": key, "files": snapshot}, ensure_ascii=False,
+                                                   sort_keys=True))
+    for path in sorted(p for p in files if p not in page_paths):
+        if files[path] is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, files[path])
+        hook("after-card")
+    for path in sorted(page_paths):
+        atomic_write(path, files[path])
+    hook("before-journal")
+    vault.append_journal([record])
+    hook("after-journal")
+    (vault.local / INTENT).unlink(missing_ok=True)
+    return working
+
+
+def recover(vault: Vault) -> str | None:
+    """Undo a change set interrupted before its journal line. Returns its key, or None if there was none."""
+    intent_path = vault.local / INTENT
+    try:
+        intent = json.loads(intent_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        # Torn while being written, i.e. before any vault file was touched (it is written first).
+        intent_path.unlink(missing_ok=True)
+        return None
+    key = str(intent.get("key") or "")
+    committed = bool(key) and any(r.get("batch") == key or r.get("change") == key
+                                  for r in vault.journal(problems=[]))
+    if not committed:
+        root = vault.root.resolve()
+        for rel, before in sorted((intent.get("files") or {}).items()):
+            path = (vault.root / rel).resolve()
+            if root not in path.parents:
+                continue  # a tampered intent file never reaches outside the vault
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, before)
+    intent_path.unlink(missing_ok=True)
+    return None if committed else key

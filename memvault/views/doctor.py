@@ -1,0 +1,259 @@
+"""doctor: parse every file of the vault and report damage as `path:line: reason`. Never raises on bad data."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import marshal
+from dataclasses import dataclass, field
+
+from pathlib import Path
+
+from memvault.vault import codec
+from memvault.vault import pages
+from memvault.views import secretscan
+from memvault.errors import VaultFormatError
+from memvault.vault.locate import CONFIG_NAME
+from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
+
+
+@dataclass
+class DoctorReport:
+    files: int = 0
+    problems: list[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # settings problems that are not damage
+
+    def to_json(self) -> dict:
+        return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "warnings": self.warnings,
+                "ok": not self.problems}
+
+
+def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
+    """Check every file, secrets in clear and memvault.yaml's settings included. With `fix`, first redact
+    secrets in place, then rewrite what is derived (entity page blocks, the local index)."""
+    report = DoctorReport()
+    if fix:
+        report.fixed = _fix_secrets(vault) + _fix_derived(vault)
+    errors: list[VaultFormatError] = []
+    settings = _settings_problems(vault, fixed=fix)
+    errors += [VaultFormatError(CONFIG_NAME, p.line, p.message) for p in settings if p.error]
+    report.warnings = [str(p) for p in settings if not p.error]
+    files = vault.episode_files()
+    report.files += len(files)
+    for path in files:
+        if not _ends_with_newline(path):
+            errors.append(VaultFormatError(vault.rel(path), None, "last line is torn (no newline at the end); "
+                                           "the next capture repairs it"))
+    for _ in vault.iter_records(files=files, problems=errors):
+        pass
+    card_files = vault.card_files()
+    report.files += len(card_files)
+    seen: dict[str, str] = {}
+    cards = []
+    for path in card_files:
+        try:
+            card = vault.read_card(path)
+        except VaultFormatError as exc:
+            errors.append(exc)
+            continue
+        cards.append(card)
+        if path.stem != card.id:
+            errors.append(VaultFormatError(vault.rel(path), None, f"file name does not match card id {card.id}"))
+        if card.id in seen:
+            errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
+        seen[card.id] = vault.rel(path)
+    by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
+    for path in vault.entity_files():
+        report.files += 1
+        try:
+            vault.read_entity(path)
+        except VaultFormatError as exc:
+            errors.append(exc)
+            continue
+        if pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)[1] is not None:
+            errors.append(VaultFormatError(vault.rel(path), None, "generated block is out of date (after a git "
+                                           "merge or a hand edit): run `memvault doctor --fix` or `memvault reindex`"))
+    for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *vault.journal_files()]:
+        for lineno, raw in iter_lines(path):
+            if raw is not None and raw.startswith((b"<<<<<<< ", b">>>>>>> ")):
+                errors.append(VaultFormatError(vault.rel(path), lineno, "git conflict marker: finish the merge"))
+                break
+    journal_files = vault.journal_files()
+    report.files += len(journal_files)
+    vault.journal(problems=errors)
+    for path in sorted((vault.root / "audit").glob("*.log")):
+        report.files += 1
+        for lineno, raw in iter_lines(path):
+            if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
+                errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
+    report.files += 1  # memvault.yaml
+    errors += _scan_secrets(vault)
+    report.problems = [str(e.message) for e in errors]
+    return report
+
+
+def _settings_problems(vault: Vault, fixed: bool):
+    """memvault.yaml's problems; read again after --fix, which may have rewritten the file."""
+    if not fixed:
+        return vault.config.problems
+    try:
+        return read_config(vault.root, {}).problems
+    except VaultFormatError as exc:
+        from memvault.vault.settings_file import SettingsProblem
+
+        return (SettingsProblem(exc.line, exc.reason, error=True),)
+
+
+SCAN_CACHE = "secrets.cache"
+
+
+def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
+    """Secrets in clear in any vault file, as `path:line: secret in clear (rule …)`.
+
+    Files found clean are remembered in .memvault/secrets.cache by size and mtime, under a key of the rules
+    (redact.py's bytes and the deny list): a second doctor reads only what changed. Scanning 10k cards and
+    10k episodes (14 MB) costs ~1 s; a file that changes between stat and read is simply scanned again next time.
+    """
+    key = _rules_key(vault)
+    cache_path = vault.local / SCAN_CACHE
+    try:
+        cache = marshal.loads(cache_path.read_bytes())
+        clean = cache["files"] if isinstance(cache, dict) and cache.get("key") == key else {}
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        clean = {}
+    fresh: dict[str, tuple[int, int]] = {}
+    todo = []
+    for path, style in _secret_files(vault):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        rel, sig = vault.rel(path), (st.st_size, st.st_mtime_ns)
+        if clean.get(rel) == sig:
+            fresh[rel] = sig
+        else:
+            todo.append((path, rel, sig, style))
+    errors, dirty = [], set()
+    for rel, lineno, finding in _secrets_in(todo, vault.rules):
+        dirty.add(rel)
+        errors.append(VaultFormatError(rel, lineno, f"secret in clear (rule {finding.rule}): "
+                                       "run `memvault doctor --fix` to redact it"))
+    fresh.update((rel, sig) for _path, rel, sig, _style in todo if rel not in dirty)
+    if fresh != clean:
+        with contextlib.suppress(OSError):
+            atomic_write(cache_path, marshal.dumps({"key": key, "files": fresh}))
+    return errors
+
+
+def _secrets_in(files, rules):
+    """(rel, line, finding) for every secret in `files` ((path, rel, sig, style) each): one batched pass over
+    the raw texts finds the few files worth a closer look; JSON lines are then judged line by line."""
+    texts = (((rel, style, text), text) for path, rel, _sig, style in files for text in [_read(path)])
+    for (rel, style, text), found in secretscan.scan_files(texts, rules):
+        if style == "json":
+            for lineno, line_found in secretscan.json_line_findings(text, rules):
+                for finding in line_found:
+                    yield rel, lineno, finding
+        else:
+            for finding in found:
+                yield rel, finding.line, finding
+
+
+def _rules_key(vault: Vault) -> str:
+    from memvault.redact import engine as redact
+
+    deny = json.dumps(list(vault.config.section("redact").get("deny") or []), ensure_ascii=False)
+    return hashlib.sha256(Path(redact.__file__).read_bytes() + deny.encode("utf-8")).hexdigest()
+
+
+def _secret_files(vault: Vault) -> list[tuple[Path, str]]:
+    """Every file of the vault a secret could sit in, with how to rewrite it."""
+    files = [(p, "json") for p in [*vault.episode_files(), *vault.journal_files(),
+                                   *sorted((vault.root / "audit").glob("*.log"))]]
+    files += [(p, "card") for p in vault.card_files()]
+    files += [(p, "entity") for p in vault.entity_files()]
+    files.append((vault.root / CONFIG_NAME, "yaml"))
+    return files
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")  # invalid UTF-8 is reported elsewhere
+    except FileNotFoundError:
+        return ""
+
+
+def _fix_secrets(vault: Vault) -> list[str]:
+    """Redact secrets in place, one atomic rewrite per file (temp file, fsync, os.replace).
+
+    Trigger: a rule matches text already on disk (a hand edit, a file from an older version, a deny rule added
+    later). Why: the vault is meant for git and sync; a secret must not stay. Outcome: the matched text becomes
+    `[REDACTED:<rule>]`; other JSON lines and other YAML text keep their bytes, a flagged JSON line is dumped
+    again, cards and entity pages are re-serialised through the codec (which redacts). Episode files are the one exception to append-only besides
+    `forget --purge` (FORMAT.md). Runs under the distill lock and the append lock so no writer interleaves.
+    """
+    fixed = []
+    with vault.exclusive("distill", "distill or another card change"), vault.append_lock():
+        files = {vault.rel(path): (path, style) for path, style in _secret_files(vault)}
+        items = [(path, rel, None, style) for rel, (path, style) in files.items()]
+        counts: dict[str, int] = {}
+        for rel, _line, _finding in _secrets_in(items, vault.rules):
+            counts[rel] = counts.get(rel, 0) + 1
+        for rel, n in counts.items():
+            path, style = files[rel]
+            text = _read(path)
+            new = _redacted(vault, path, style, text)
+            if new != text:
+                atomic_write(path, new)
+                fixed.append(f"{rel}: {n} secret(s) redacted")
+    return fixed
+
+
+def _redacted(vault: Vault, path: Path, style: str, text: str) -> str:
+    rel = vault.rel(path)
+    if style == "json":
+        return secretscan.redact_json_lines(text, vault.rules, codec.dump_json_line)
+    try:
+        if style == "card":
+            return codec.card_to_text(codec.parse_card(text, rel), vault.rules)
+        if style == "entity":
+            ent = codec.parse_entity(text, rel, path.stem)
+            begin, end = text.find(codec.BLOCK_BEGIN), text.find(codec.BLOCK_END)
+            block = text[begin + len(codec.BLOCK_BEGIN):end] if 0 <= begin < end else ""
+            return codec.entity_to_text(ent, block, vault.rules)
+    except VaultFormatError:
+        pass  # damaged front matter: fall back to the text edit below
+    return secretscan.redact_yaml_text(text, vault.rules)
+
+
+def _fix_derived(vault: Vault) -> list[str]:
+    """Regenerate entity page blocks and drop the local search index (rebuilt on the next search)."""
+    fixed = []
+    by_slug = pages.cards_by_entity(vault.cards(problems=[]))
+    for path in vault.entity_files():
+        try:
+            target, text = pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)
+        except ValueError:
+            continue
+        if text is not None:
+            atomic_write(target, text)
+            fixed.append(f"{vault.rel(target)}: generated block rewritten")
+    index = vault.local / "search.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        stale = index.with_name(index.name + suffix)
+        if stale.exists():
+            stale.unlink()
+            if not suffix:
+                fixed.append(".memvault/search.sqlite: removed, rebuilt on the next search")
+    return fixed
+
+
+def _ends_with_newline(path) -> bool:
+    size = path.stat().st_size
+    if size == 0:
+        return True
+    with open(path, "rb") as fh:
+        fh.seek(size - 1)
+        return fh.read(1) == b"\n"

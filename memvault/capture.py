@@ -228,6 +228,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             cur.refs.append(msg.ref)
             cur.tools += msg.tools
             cur.at = cur.at or msg.ts
+        elif msg.role == "rewound":  # a prompt on a branch the person left (rewind, rollback): not a turn
+            result.skipped["rewound"] += 1
         elif msg.role == "tool":
             if cur is not None:
                 cur.tools += max(1, msg.tools)
@@ -304,7 +306,9 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         # text changed. A different answer to the same user text (cut short, went on, regenerated) is not one.
         changed = [p.episode.turn for p in items
                    if not p.opening and p.episode.turn in users and users[p.episode.turn] != p.user_digest
-                   and not align.at_cut_edge(p, items)]
+                   and not align.at_cut_edge(p, items)
+                   # an older version of the log (cut before a rewind or rollback) is not an edit
+                   and p.episode.at >= index.times.get(sid, {}).get(p.episode.turn, "")]
         first_changed = min(changed) if changed else None
         if first_changed is not None:
             stale = tuple(known[t][1] for t in sorted(known) if t >= first_changed)

@@ -30,7 +30,7 @@ from memvault.locate import CONFIG_NAME, locate_vault
 from memvault.model import Card, Entity, Episode, Revoke
 
 LOCAL = ".memvault"
-_CACHE_VERSION = 4
+_CACHE_VERSION = 5
 
 
 def read_config(root: Path, env: Mapping[str, str]) -> Config:
@@ -287,7 +287,7 @@ class Vault:
             for rec in self._records_from(path, start):
                 if isinstance(rec, Episode):
                     entries.append((rec.id, rec.session, rec.turn, rec.hash, user_digest(rec.user),
-                                    user_part_digests(rec.user)))
+                                    user_part_digests(rec.user), rec.at))
                 elif isinstance(rec, Revoke):
                     revoked.extend(rec.ids)
             fresh[rel] = {"size": st.st_size, "mtime": st.st_mtime_ns, "entries": entries,
@@ -436,6 +436,7 @@ class EpisodeIndex:
     by_user: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)  # digest -> (session, turn)
     # the same for the later user messages of a turn that had several (a tail may begin at one of them)
     by_user_part: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
+    times: dict[str, dict[int, str]] = dataclasses.field(default_factory=dict)  # session -> turn -> at
 
     @classmethod
     def build(cls, files) -> "EpisodeIndex":
@@ -448,12 +449,14 @@ class EpisodeIndex:
         ids = set()
         users: dict[str, dict[int, str]] = {}
         parts: dict[str, list[tuple[str, int]]] = {}
-        for ep_id, session, turn, digest, udigest, pdigests in entries:
+        times: dict[str, dict[int, str]] = {}
+        for ep_id, session, turn, digest, udigest, pdigests, at in entries:
             ids.add(ep_id)
             if ep_id in revoked:
                 continue
             sessions.setdefault(session, {})[turn] = (digest, ep_id)
             users.setdefault(session, {})[turn] = udigest
+            times.setdefault(session, {})[turn] = at
             for pd in pdigests:
                 parts.setdefault(pd, []).append((session, turn))
         by_user: dict[str, list[tuple[str, int]]] = {}
@@ -461,7 +464,7 @@ class EpisodeIndex:
             for turn, udigest in turns.items():
                 by_user.setdefault(udigest, []).append((session, turn))
         return cls(sessions=sessions, ids=frozenset(ids), revoked=frozenset(revoked), users=users,
-                   by_user=by_user, by_user_part=parts)
+                   by_user=by_user, by_user_part=parts, times=times)
 
 
 def user_part_digests(user: str, limit: int = 8) -> list[str]:

@@ -42,6 +42,7 @@ def problems(items: list) -> list[InputProblem]:
 
 SAMPLES = {
     "claude-code-en.jsonl": "claude-code", "claude-code-zh.jsonl": "claude-code",
+    "claude-code-rewind.jsonl": "claude-code", "codex-rollback.jsonl": "codex",
     "chatgpt-conversations.json": "chatgpt",
     "codex-en.jsonl": "codex", "codex-zh.jsonl": "codex",
     "jsonl-en.jsonl": "jsonl", "jsonl-zh.jsonl": "jsonl",
@@ -315,7 +316,7 @@ def test_codex_harness_markers_and_bad_lines():
                                                                                   "status": "completed"}},
         {"timestamp": "2026-02-03T01:02:09Z", "type": "response_item", "payload": {"type": "ghost_snapshot"}},
         {"timestamp": "2026-02-03T01:02:10Z", "type": "event_msg",
-         "payload": {"type": "user_message", "message": "only an event, never read"}},
+         "payload": {"type": "user_message", "message": "only an event: read as the prompt"}},
     ]
     data = "\n".join(json.dumps(x) for x in lines).encode()
     assert sniff_format(data) == "codex"
@@ -328,7 +329,8 @@ def test_codex_harness_markers_and_bad_lines():
     ms = msgs(items)
     assert [(m.role, m.harness, m.tools) for m in ms] == [
         ("user", True, 0), ("user", True, 0), ("user", True, 0), ("user", False, 0), ("user", False, 0),
-        ("assistant", False, 1)]
+        ("assistant", False, 1), ("user", False, 0)]
+    assert ms[-1].text == "only an event: read as the prompt"
     assert ms[3].text.startswith("Why does") and ms[3].ts == "2026-02-03T01:02:03Z"
     assert {m.project for m in ms} == {"app"}  # turn_context's cwd when there is no session_meta
     assert {m.session for m in ms} == {None}

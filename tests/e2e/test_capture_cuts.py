@@ -71,3 +71,21 @@ def test_tail_beginning_with_an_assistant_line_revokes_nothing(tmp_path, cmd):
     cut = subprocess.run([*cmd, str(log)], capture_output=True, check=True).stdout
     res = _capture(vault, cut, [])
     assert (res["new"], res["revoked"]) == (0, 0)
+
+
+def test_cut_text_transcripts_piped_through_a_shell_store_nothing_twice(tmp_path):
+    vault = tmp_path / "v"
+    subprocess.run([*MEMVAULT, "init", str(vault)], check=True, capture_output=True)
+    chat = tmp_path / "chat.txt"
+    chat.write_text("User: Which queue should tidepool use?\nAssistant: Postgres SKIP LOCKED, no Redis.\n"
+                    "用户：beta 推迟到哪天？\n助手：2026 年 4 月 29 日。\n"
+                    "User: And who tells the pilot ports?\nAssistant: You do, this week.\n", encoding="utf-8")
+    mv = " ".join([sys.executable, "-m", "memvault", "--vault", str(vault)])
+    for cmd in (f"{mv} capture --project shop --json < {chat}", f"tail -n 2 {chat} | {mv} capture --project shop --json",
+                f"head -3 {chat} | {mv} capture --project shop --json",
+                f"tail -n 3 {chat} | {mv} capture --project shop --json"):
+        out = json.loads(subprocess.run(cmd, shell=True, check=True, capture_output=True).stdout)
+        if "tail" in cmd or "head" in cmd:
+            assert (out["new"], out["revoked"]) == (0, 0), cmd
+    lines = [json.loads(x) for f in (vault / "episodes").rglob("*.jsonl") for x in f.read_text().splitlines()]
+    assert len(lines) == 3 and len({e["session"] for e in lines}) == 1

@@ -26,6 +26,8 @@ def place(items: list[Any], index: Any, moved: Callable[[Any, str, int], Any]) -
     if users:
         shift = _best_shift(items, {sid: users}, sid)
         if shift is None:
+            shift = _time_shift(items, index.times.get(sid, {}))
+        if shift is None:
             first = min(p.episode.turn for p in items)
             shift = 0 if items[0].start else max(users) + 1 - first
         return _shifted(items, sid, shift, moved)
@@ -43,18 +45,36 @@ def place(items: list[Any], index: Any, moved: Callable[[Any, str, int], Any]) -
     for (session, shift), _n in sorted(tally.items(), key=lambda kv: (-kv[1], abs(kv[0][1]), kv[0])):
         stored = index.users[session]
         if all(stored.get(p.episode.turn + shift, p.user_digest) == p.user_digest
-               for p in items if not p.opening and not at_cut_edge(p, items)):
+               for p in items if not p.opening and not at_cut_edge(p, items, index, session, shift)):
             return _shifted(items, session, shift, moved)
     return items
 
 
-def at_cut_edge(p: Any, items: list[Any]) -> bool:
-    """A turn a cut may have split: the first of an input that does not start the conversation (a tail that
-    begins between two user messages), or the last when no answer follows yet (a head that ends there)."""
+def at_cut_edge(p: Any, items: list[Any], index: Any, session: str | None = None, shift: int = 0) -> bool:
+    """A turn a cut has split, so its user text may differ from the stored one without an edit: the first turn
+    of a tail that begins at a later user message of a stored turn, or the last turn when no answer follows
+    it yet (a head that ends there)."""
     turn = p.episode.turn
     if turn == items[0].episode.turn and not p.start:
-        return True
+        at = (session or p.episode.session, turn + shift)
+        if at in index.by_user_part.get(p.user_digest, ()):
+            return True
     return turn == items[-1].episode.turn and not p.episode.assistant
+
+
+def _time_shift(items: list[Any], times: dict[int, str]) -> int | None:
+    """No user text lines up: the log's own timestamps may (an edited message keeps its time)."""
+    once: dict[str, int] = {}
+    for turn, at in times.items():
+        once[at] = -1 if at in once else turn
+    tally: Counter = Counter()
+    for p in items:
+        turn = once.get(p.episode.at, -1) if p.timed else -1
+        if turn > 0:
+            tally[turn - p.episode.turn] += 1
+    if not tally:
+        return None
+    return min(tally, key=lambda shift: (-tally[shift], abs(shift)))
 
 
 def _best_shift(items: list[Any], sessions: dict[str, dict[int, str]], sid: str) -> int | None:

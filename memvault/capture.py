@@ -255,6 +255,7 @@ class _Prepared:
     opening: bool = False  # no user text: an assistant's opening, or the answer a cut log begins inside
     start: bool = False
     anonymous: bool = False
+    timed: bool = False  # `at` is the log's own time, not the capture's
 
 
 def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: str, result: CaptureResult):
@@ -280,7 +281,7 @@ def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: 
         session=t.session, turn=t.number, user=user, assistant=assistant, tools=t.tools, source=source,
         hash=digest,
     )
-    return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous)
+    return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous, t.at is not None)
 
 
 def _episode_id(at: str, session: str, turn: int, digest: str) -> str:
@@ -306,7 +307,7 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         # text changed. A different answer to the same user text (cut short, went on, regenerated) is not one.
         changed = [p.episode.turn for p in items
                    if not p.opening and p.episode.turn in users and users[p.episode.turn] != p.user_digest
-                   and not align.at_cut_edge(p, items)
+                   and not align.at_cut_edge(p, items, index)
                    # an older version of the log (cut before a rewind or rollback) is not an edit
                    and p.episode.at >= index.times.get(sid, {}).get(p.episode.turn, "")]
         first_changed = min(changed) if changed else None

@@ -451,7 +451,10 @@ def _parse_claude_code(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
         parent = _str_or_none(obj.get("parentUuid")) or _str_or_none(obj.get("logicalParentUuid"))
         state.setdefault("nodes", {})[uuid] = (parent, obj.get("parentUuid", "") is None and parent is None)
     if kind not in ("user", "assistant"):
-        if kind not in _CC_OTHER_TYPES and kind not in _CC_QUIET_TYPES:
+        if kind not in _CC_OTHER_TYPES and kind not in _CC_QUIET_TYPES and not (
+                "sessionId" in obj or "uuid" in obj or "leafUuid" in obj):
+            # A newer Claude Code bookkeeping record still carries its session or uuid: only a line with
+            # neither is of unknown shape.
             raise _Shape("not a Claude Code record (unknown type)")
         return  # summary, system, file-history-snapshot, progress …: bookkeeping, not conversation
     if sidechain and not state["sidechains"]:
@@ -472,11 +475,21 @@ def _finish_claude_code(state: dict) -> Iterator[Item]:
     if not nodes:
         yield from (m for _u, m in messages)
         return
-    has_child = {parent for parent, _root in nodes.values() if parent}
+    # The newest leaf is the last message (file order) with no message below it; bookkeeping lines (system,
+    # progress, a record of a newer kind) never decide the branch.
+    above_a_message: set[str] = set()
+    for uuid, _msg in messages:
+        node = nodes.get(uuid, (None, False))[0] if uuid else None
+        while node in nodes and node not in above_a_message:
+            above_a_message.add(node)
+            node = nodes[node][0]
     leaf = None
-    for uuid in nodes:  # insertion order is file order: the last leaf written is the newest
-        if uuid not in has_child:
+    for uuid, _msg in messages:
+        if uuid in nodes and uuid not in above_a_message:
             leaf = uuid
+    if leaf is None:
+        yield from (m for _u, m in messages)
+        return
     path: set[str] = set()
     node, starts = leaf, False
     while node in nodes and node not in path:

@@ -123,10 +123,13 @@ def test_openai_messages_keep_their_session_and_id_and_chatgpt_its_create_time(t
 def test_a_json_line_of_unknown_shape_is_warned_about_by_input_and_line(tmp_path):
     vault = init(tmp_path)
     lines = (DATA / "claude-code-rewind.jsonl").read_bytes().splitlines(keepends=True)
-    odd = json.dumps({"type": "mystery-record", "sessionId": "x", "payload": "sk-" + "should-not-echo"}).encode()
+    odd = json.dumps({"type": "mystery-record", "payload": "sk-" + "should-not-echo"}).encode()
     res, err = capture(vault, b"".join(lines[:3]) + odd + b"\n" + b"".join(lines[3:]))
     assert "<stdin>:4: unexpected shape" in err and "should-not-echo" not in err
     assert res["new"] == 3
+    newer = json.dumps({"type": "some-future-record", "sessionId": "x", "uuid": "z"}).encode()
+    res, err = capture(vault, b"".join(lines[:3]) + newer + b"\n" + b"".join(lines[3:]))
+    assert err == ""  # a newer Claude Code record still has its session: not warned about
     codex = (DATA / "codex-rollback.jsonl").read_bytes().splitlines(keepends=True)
     res, err = capture(vault, codex[0] + b'{"what": "is this"}\n' + b"".join(codex[1:]))
     assert "<stdin>:2: unexpected shape" in err

@@ -745,3 +745,16 @@ def test_openai_document_per_line_keeps_line_separator_characters_inside_text():
     data = (line + "\n" + line + "\n").encode("utf-8")
     msgs = [m for m in iter_messages(io.BytesIO(data), "openai", "x.jsonl") if not isinstance(m, InputProblem)]
     assert [m.text for m in msgs] == ["first\u2028second", "ok\u2029done"] * 2
+
+
+def test_claude_code_branch_is_chosen_by_messages_not_by_bookkeeping_lines():
+    data = (DATA / "claude-code-rewind.jsonl").read_bytes()
+    late = {"type": "system", "subtype": "stop_hook_summary", "uuid": "late-1", "parentUuid": None,
+            "sessionId": "3c9e1f4a-6b2d-4e8f-a1c7-5d0b9e2f4a61", "timestamp": "2026-05-04T11:00:00Z"}
+    for extra in (b"", json.dumps(late).encode() + b"\n"):
+        ms = msgs(read_bytes(data + extra, "claude-code"))
+        users = [m.text for m in ms if m.role == "user" and not m.harness]
+        assert users == ["Which port should the harbor API listen on?",
+                         "Actually, write the config loader in Go instead.", "Good. Commit it as feat: config loader."]
+        assert [m.role for m in ms].count("rewound") == 1 and ms[0].start is True
+        assert not any("Rust" in m.text for m in ms)

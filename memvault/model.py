@@ -31,6 +31,7 @@ class Message:
     project: str | None = None
     tools: int = 0  # tool calls/results carried by this message (counted, never stored)
     harness: bool = False
+    start: bool = False  # the input holds the conversation's first message (not a cut): set on that message
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import re
@@ -18,7 +19,8 @@ from memvault.capture import formats
 from memvault.redact import engine as redact
 from memvault.errors import InputError
 from memvault.model import Episode, InputProblem, Message, Revoke
-from memvault.vault.store import EpisodeIndex, Vault, append_lines
+from memvault.capture import align
+from memvault.vault.store import EpisodeIndex, Vault, append_lines, user_digest
 
 SNIFF_BYTES = 64 * 1024
 
@@ -54,6 +56,8 @@ class _Turn:
     tools: int = 0
     number: int = 0
     kind: str = ""
+    start: bool = False  # the input begins at the conversation's first message
+    anonymous: bool = False  # no session id in the input: the session was derived from its opening
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,7 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
     counters: dict[str, int] = {}
     current: dict[str, _Turn] = {}
     anonymous: list[_Turn] = []
+    starts: dict[str, bool] = {}
     for item in messages:
         if isinstance(item, InputProblem):
             text = str(item)
@@ -193,6 +198,7 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
         msg: Message = item
         key = session or msg.session or "\0anon"
         cur = current.get(key)
+        starts.setdefault(key, msg.start)
         text = hyg.clean(msg.text)
         if msg.role == "user" and not msg.harness and text and not hyg.is_injection(text):
             if cur is not None and not cur.assistant and cur.user:
@@ -200,7 +206,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
                 cur.refs.append(msg.ref)
                 continue
             counters[key] = counters.get(key, 0) + 1
-            cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind)
+            cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
+                        start=starts[key])
             cur.user.append(text)
             cur.refs.append(msg.ref)
             current[key] = cur
@@ -210,9 +217,12 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             if cur is not None:
                 cur.tools += msg.tools
         elif msg.role == "assistant":
-            if cur is None:  # an opening line by the assistant (a role-play greeting) is a turn of its own
+            if cur is None:
+                # An opening by the assistant (a role-play greeting, or a cut that begins mid-answer): a turn
+                # with no user text, stored marked `source.opening` when nothing is stored for the session yet.
                 counters[key] = counters.get(key, 0) + 1
-                cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind)
+                cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
+                            start=starts[key])
                 current[key] = cur
                 (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
             if text:
@@ -220,6 +230,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             cur.refs.append(msg.ref)
             cur.tools += msg.tools
             cur.at = cur.at or msg.ts
+        elif msg.role == "rewound":  # a prompt on a branch the person left (rewind, rollback): not a turn
+            result.skipped["rewound"] += 1
         elif msg.role == "tool":
             if cur is not None:
                 cur.tools += max(1, msg.tools)
@@ -232,6 +244,7 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
         sid = "s-" + hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         for t in anonymous:
             t.session = sid
+            t.anonymous = True
         by_session[sid] = anonymous
     return [t for turns in by_session.values() for t in turns]
 
@@ -240,6 +253,11 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
 class _Prepared:
     episode: Episode
     findings: dict[str, int]
+    user_digest: str = ""
+    opening: bool = False  # no user text: an assistant's opening, or the answer a cut log begins inside
+    start: bool = False
+    anonymous: bool = False
+    timed: bool = False  # `at` is the log's own time, not the capture's
 
 
 def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: str, result: CaptureResult):
@@ -257,12 +275,15 @@ def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: 
               "ref": t.refs[0] if t.refs else ""}
     if len(t.refs) > 1:
         source["refs"] = t.refs
+    opening = not user.strip()
+    if opening:
+        source["opening"] = True
     ep = Episode(
         id=_episode_id(at, t.session, t.number, digest), at=at, project=t.project or default_project,
         session=t.session, turn=t.number, user=user, assistant=assistant, tools=t.tools, source=source,
         hash=digest,
     )
-    return _Prepared(ep, findings)
+    return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous, t.at is not None)
 
 
 def _episode_id(at: str, session: str, turn: int, digest: str) -> str:
@@ -279,11 +300,18 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
     by_session: dict[str, list[_Prepared]] = {}
     for p in prepared:
         by_session.setdefault(p.episode.session, []).append(p)
-    for sid, items in by_session.items():
+    for items in by_session.values():
+        items = align.place(items, index, _moved)
+        sid = items[0].episode.session
         known = index.sessions.get(sid, {})
-        items = _align(items, known)
+        users = index.users.get(sid, {})
+        # A revoke needs positive evidence: a stored turn at the same position of the same session whose user
+        # text changed. A different answer to the same user text (cut short, went on, regenerated) is not one.
         changed = [p.episode.turn for p in items
-                   if p.episode.turn in known and known[p.episode.turn][0] != p.episode.hash]
+                   if not p.opening and p.episode.turn in users and users[p.episode.turn] != p.user_digest
+                   and not align.at_cut_edge(p, items, index)
+                   # an older version of the log (cut before a rewind or rollback) is not an edit
+                   and p.episode.at >= index.times.get(sid, {}).get(p.episode.turn, "")]
         first_changed = min(changed) if changed else None
         if first_changed is not None:
             stale = tuple(known[t][1] for t in sorted(known) if t >= first_changed)
@@ -292,9 +320,14 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         seen_now: set[str] = set()
         for p in items:
             ep = p.episode
-            stored = known.get(ep.turn)
-            if stored and stored[0] == ep.hash and (first_changed is None or ep.turn < first_changed):
+            if ep.turn in known and (first_changed is None or ep.turn < first_changed):
                 result.already += 1
+                continue
+            if p.opening and (known or (not p.start and all(q.opening for q in items))):
+                # Trigger: a turn with no user text in a session that is stored, or in an input that is nothing
+                # else and does not start the conversation (a tail that begins inside an answer). Why: it is
+                # part of a stored turn, or cannot be placed. Outcome: not stored.
+                result.skipped["partial"] += 1
                 continue
             if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked and first_changed is None):
                 result.already += 1
@@ -318,27 +351,11 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
     return new, revokes, audits
 
 
-def _align(items: list[_Prepared], known: dict[int, tuple[str, str]]) -> list[_Prepared]:
-    """A log captured from the middle (`tail -n`) numbers its turns from 1; shift them onto the stored turns
-    when the first turn we recognise by hash sits at another position."""
-    if not known:
-        return items
-    where = {digest: turn for turn, (digest, _id) in known.items()}
-    for p in items:
-        pos = where.get(p.episode.hash)
-        if pos is None:
-            continue
-        shift = pos - p.episode.turn
-        if shift <= 0:
-            return items
-        out = []
-        for q in items:
-            ep = q.episode
-            turn = ep.turn + shift
-            moved = Episode(**{**ep.__dict__, "turn": turn, "id": _episode_id(ep.at, ep.session, turn, ep.hash)})
-            out.append(_Prepared(moved, q.findings))
-        return out
-    return items
+def _moved(p: _Prepared, session: str, turn: int) -> _Prepared:
+    ep = p.episode
+    moved = Episode(**{**ep.__dict__, "session": session, "turn": turn,
+                       "id": _episode_id(ep.at, session, turn, ep.hash)})
+    return dataclasses.replace(p, episode=moved)
 
 
 def _utc_now() -> str:

@@ -11,6 +11,7 @@ import dataclasses
 import errno
 import fcntl
 import functools
+import hashlib
 import json
 import marshal
 import os
@@ -32,7 +33,7 @@ from memvault.model import Card, Entity, Episode, Revoke
 
 LOCAL = ".memvault"
 _EPISODE_ID = re.compile(r"^ep-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-[0-9A-Za-z]+$")
-_CACHE_VERSION = 2
+_CACHE_VERSION = 5
 
 
 def read_config(root: Path, env: Mapping[str, str]) -> Config:
@@ -340,7 +341,8 @@ class Vault:
             revoked = list(old["revoked"]) if start else []
             for rec in self._records_from(path, start):
                 if isinstance(rec, Episode):
-                    entries.append((rec.id, rec.session, rec.turn, rec.hash))
+                    entries.append((rec.id, rec.session, rec.turn, rec.hash, user_digest(rec.user),
+                                    user_part_digests(rec.user), rec.at))
                 elif isinstance(rec, Revoke):
                     revoked.extend(rec.ids)
             fresh[rel] = {"size": st.st_size, "mtime": st.st_mtime_ns, "entries": entries,
@@ -485,6 +487,11 @@ class EpisodeIndex:
     sessions: dict[str, dict[int, tuple[str, str]]]
     ids: frozenset[str]
     revoked: frozenset[str]
+    users: dict[str, dict[int, str]] = dataclasses.field(default_factory=dict)  # session -> turn -> user digest
+    by_user: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)  # digest -> (session, turn)
+    # the same for the later user messages of a turn that had several (a tail may begin at one of them)
+    by_user_part: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
+    times: dict[str, dict[int, str]] = dataclasses.field(default_factory=dict)  # session -> turn -> at
 
     @classmethod
     def build(cls, files) -> "EpisodeIndex":
@@ -495,12 +502,42 @@ class EpisodeIndex:
             entries.extend(info["entries"])
         sessions: dict[str, dict[int, tuple[str, str]]] = {}
         ids = set()
-        for ep_id, session, turn, digest in entries:
+        users: dict[str, dict[int, str]] = {}
+        parts: dict[str, list[tuple[str, int]]] = {}
+        times: dict[str, dict[int, str]] = {}
+        for ep_id, session, turn, digest, udigest, pdigests, at in entries:
             ids.add(ep_id)
             if ep_id in revoked:
                 continue
             sessions.setdefault(session, {})[turn] = (digest, ep_id)
-        return cls(sessions=sessions, ids=frozenset(ids), revoked=frozenset(revoked))
+            users.setdefault(session, {})[turn] = udigest
+            times.setdefault(session, {})[turn] = at
+            for pd in pdigests:
+                parts.setdefault(pd, []).append((session, turn))
+        by_user: dict[str, list[tuple[str, int]]] = {}
+        for session, turns in users.items():
+            for turn, udigest in turns.items():
+                by_user.setdefault(udigest, []).append((session, turn))
+        return cls(sessions=sessions, ids=frozenset(ids), revoked=frozenset(revoked), users=users,
+                   by_user=by_user, by_user_part=parts, times=times)
+
+
+def user_part_digests(user: str, limit: int = 8) -> list[str]:
+    """Digests of the user text from each of its last paragraph breaks on (capture joins the user messages of
+    one turn with a blank line)."""
+    out = []
+    pos = len(user)
+    while len(out) < limit:
+        pos = user.rfind("\n\n", 0, pos)
+        if pos < 0:
+            break
+        out.append(user_digest(user[pos + 2:]))
+    return out
+
+
+def user_digest(user: str) -> str:
+    """What capture aligns a cut log on: the stored user text (redacted and capped), hashed."""
+    return hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _ends_with_newline(path: Path) -> bool:

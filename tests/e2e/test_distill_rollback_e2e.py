@@ -41,7 +41,9 @@ def chat(session: str, turns: list[str], day: str) -> str:
     out = []
     for i, answer in enumerate(turns):
         ts = f"{day}T07:{i:02d}:00Z"
-        out.append({"role": "user", "content": f"question {i + 1} 问题", "session": session, "timestamp": ts})
+        edited = " (edited)" if turns is EDITED and i == 1 else ""  # a history edit changes the user's text
+        out.append({"role": "user", "content": f"question {i + 1} 问题{edited}", "session": session,
+                    "timestamp": ts})
         out.append({"role": "assistant", "content": answer, "session": session, "timestamp": ts})
     return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in out)
 

@@ -132,6 +132,7 @@ def test_history_edit_revokes_stale_turns_and_appends_new(vault):
            {"role": "user", "content": "and the queue?", "session": "e"},
            {"role": "assistant", "content": "Redis streams", "session": "e"}]
     _run(vault, _jsonl(*log))
+    log[2] = {"role": "user", "content": "and the database, for 10k users?", "session": "e"}
     log[3] = {"role": "assistant", "content": "Postgres 16, regenerated answer", "session": "e"}
     edit = _run(vault, _jsonl(*log))
     assert edit.revoked == 2 and edit.new == 2
@@ -141,6 +142,21 @@ def test_history_edit_revokes_stale_turns_and_appends_new(vault):
     assert [e.turn for e in live] == [1, 2, 3]
     assert live[1].assistant == "Postgres 16, regenerated answer"
     assert _run(vault, _jsonl(*log)).new == 0  # and the edited log is now stored
+
+
+def test_an_answer_that_changed_under_the_same_user_text_revokes_nothing(vault):
+    # A revoke needs positive evidence (the user's text changed): an answer that was cut, went on or was
+    # regenerated keeps the stored turn.
+    log = [{"role": "user", "content": "name the service", "session": "r"},
+           {"role": "assistant", "content": "call it tidepool", "session": "r"},
+           {"role": "user", "content": "and the database?", "session": "r"},
+           {"role": "assistant", "content": "SQLite for now", "session": "r"}]
+    _run(vault, _jsonl(*log))
+    for answer in ("SQLite for now, Postgres later when the beta grows", "SQLite", "Postgres 16"):
+        log[1] = {"role": "assistant", "content": answer, "session": "r"}
+        again = _run(vault, _jsonl(*log))
+        assert (again.new, again.revoked, again.already) == (0, 0, 2)
+    assert [e.assistant for e in _vault(vault).episodes()] == ["call it tidepool", "SQLite for now"]
 
 
 def test_bad_lines_are_reported_and_the_rest_is_captured(vault):

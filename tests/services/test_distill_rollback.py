@@ -98,7 +98,7 @@ def test_edit_of_turn_2_rolls_back_both_stale_batches_and_leaves_an_unrelated_ba
     other_bytes = other.read_bytes()
 
     edited = list(TURNS)
-    edited[1] = ("which database", "Use Postgres 16 for storage")
+    edited[1] = ("which database, for 10k users", "Use Postgres 16 for storage")
     out = capture(run, chat("s", edited))
     assert out["revoked"] == 5 and out["new"] == 5
 
@@ -146,7 +146,7 @@ def test_a_supersede_made_by_the_stale_batch_is_undone_byte_for_byte(run, vault,
     entity = (vault / "entities/postgres.md").read_text()
     assert "Index in Postgres" in entity
 
-    capture(run, chat("b", [("switch?", "Index in Redis")]))
+    capture(run, chat("b", [("switch? edited", "Index in Redis")]))  # a history edit: the question changed
     s = distill(run, fake_llm, now=LATER)
     assert s["rolled_back"] == 1 and s["cards"]["created"] == 1
     got = cards(vault)
@@ -171,7 +171,7 @@ def test_later_unaffected_batch_keeps_its_work_on_a_card_the_stale_batch_created
     c_episode = next(e.id for e in Vault.open(vault, {}).episodes() if e.session == "c")
     assert len(merged.episodes) == 2
 
-    capture(run, chat("b", [("store?", "Keep memory in SQLite")]))
+    capture(run, chat("b", [("store? edited", "Keep memory in SQLite")]))
     s = distill(run, fake_llm, now="2026-11-05T08:00:00Z")
     assert s["rolled_back"] == 1
     got = cards(vault)
@@ -200,7 +200,7 @@ def test_unusable_before_image_falls_back_to_redistilling_and_keeps_cards(run, v
     before = {t: c for t, c in cards(vault).items()}
 
     capture(run, chat("b", [("switch?", "SUPERSEDE: Index in SQLite -> Index in Postgres"),
-                            ("ui?", "Build the UI in React")]))
+                            ("ui? edited", "Build the UI in React")]))
     s = distill(run, fake_llm, now=LATER)
     assert s["rolled_back"] == 1 and s["rollback_fallback"] == [rec["batch"]]
     got = cards(vault)
@@ -218,7 +218,7 @@ def test_chinese_turns_roll_back_too(run, vault, fake_llm):
     fake_llm.set_default(model)
     capture(run, chat("z", [("数据库用什么", "决定 使用 SQLite"), ("队列呢", "决定 使用 Redis")]))
     distill(run, fake_llm)
-    capture(run, chat("z", [("数据库用什么", "决定 使用 Postgres"), ("队列呢", "决定 使用 Redis")]))
+    capture(run, chat("z", [("数据库用什么（改）", "决定 使用 Postgres"), ("队列呢", "决定 使用 Redis")]))
     s = distill(run, fake_llm, now=LATER)
     assert s["rolled_back"] == 1
     assert set(cards(vault)) == {"决定 使用 Postgres", "决定 使用 Redis"}

@@ -42,6 +42,7 @@ def problems(items: list) -> list[InputProblem]:
 
 SAMPLES = {
     "claude-code-en.jsonl": "claude-code", "claude-code-zh.jsonl": "claude-code",
+    "claude-code-rewind.jsonl": "claude-code", "codex-rollback.jsonl": "codex",
     "chatgpt-conversations.json": "chatgpt",
     "codex-en.jsonl": "codex", "codex-zh.jsonl": "codex",
     "jsonl-en.jsonl": "jsonl", "jsonl-zh.jsonl": "jsonl",
@@ -315,7 +316,7 @@ def test_codex_harness_markers_and_bad_lines():
                                                                                   "status": "completed"}},
         {"timestamp": "2026-02-03T01:02:09Z", "type": "response_item", "payload": {"type": "ghost_snapshot"}},
         {"timestamp": "2026-02-03T01:02:10Z", "type": "event_msg",
-         "payload": {"type": "user_message", "message": "only an event, never read"}},
+         "payload": {"type": "user_message", "message": "only an event: read as the prompt"}},
     ]
     data = "\n".join(json.dumps(x) for x in lines).encode()
     assert sniff_format(data) == "codex"
@@ -328,7 +329,8 @@ def test_codex_harness_markers_and_bad_lines():
     ms = msgs(items)
     assert [(m.role, m.harness, m.tools) for m in ms] == [
         ("user", True, 0), ("user", True, 0), ("user", True, 0), ("user", False, 0), ("user", False, 0),
-        ("assistant", False, 1)]
+        ("assistant", False, 1), ("user", False, 0)]
+    assert ms[-1].text == "only an event: read as the prompt"
     assert ms[3].text.startswith("Why does") and ms[3].ts == "2026-02-03T01:02:03Z"
     assert {m.project for m in ms} == {"app"}  # turn_context's cwd when there is no session_meta
     assert {m.session for m in ms} == {None}
@@ -743,3 +745,16 @@ def test_openai_document_per_line_keeps_line_separator_characters_inside_text():
     data = (line + "\n" + line + "\n").encode("utf-8")
     msgs = [m for m in iter_messages(io.BytesIO(data), "openai", "x.jsonl") if not isinstance(m, InputProblem)]
     assert [m.text for m in msgs] == ["first\u2028second", "ok\u2029done"] * 2
+
+
+def test_claude_code_branch_is_chosen_by_messages_not_by_bookkeeping_lines():
+    data = (DATA / "claude-code-rewind.jsonl").read_bytes()
+    late = {"type": "system", "subtype": "stop_hook_summary", "uuid": "late-1", "parentUuid": None,
+            "sessionId": "3c9e1f4a-6b2d-4e8f-a1c7-5d0b9e2f4a61", "timestamp": "2026-05-04T11:00:00Z"}
+    for extra in (b"", json.dumps(late).encode() + b"\n"):
+        ms = msgs(read_bytes(data + extra, "claude-code"))
+        users = [m.text for m in ms if m.role == "user" and not m.harness]
+        assert users == ["Which port should the harbor API listen on?",
+                         "Actually, write the config loader in Go instead.", "Good. Commit it as feat: config loader."]
+        assert [m.role for m in ms].count("rewound") == 1 and ms[0].start is True
+        assert not any("Rust" in m.text for m in ms)

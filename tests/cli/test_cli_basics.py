@@ -146,8 +146,13 @@ def test_every_command_has_help_and_is_in_readme():
     import typer.main
 
     group = typer.main.get_command(app)
-    for name, command in group.commands.items():
+    names = group.list_commands(None)
+    assert len(names) >= 16
+    for name in names:
+        command = group.get_command(None, name)
+        assert command.name == name
         assert command.help and len(command.help) > 20, name
+        assert command.short_help and len(command.short_help) <= 62, name
         assert f"memvault {name}" in readme, f"README does not mention `memvault {name}`"
 
 

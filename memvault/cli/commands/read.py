@@ -1,0 +1,208 @@
+"""Commands that read cards: search, show, timeline, graph, context."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app
+from memvault.errors import UsageError
+
+app = sub_app()
+
+
+@app.command()
+@guard
+def search(
+    query: Annotated[list[str], typer.Argument(help="Words to look for (English and/or Chinese).")],
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Most hits to show (default search.limit).")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="Only this card kind.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include retracted cards.")] = False,
+    hops: Annotated[Optional[int], typer.Option("--hops", help="Entity hops from the best hits (default 1).")] = None,
+    episodes: Annotated[bool, typer.Option("--episodes", "-e", help="Search raw turns too.")] = False,
+    snippet_chars: Annotated[Optional[int], typer.Option("--snippet-chars", help="Snippet length.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON (shape in README).")] = False,
+) -> None:
+    """Find cards (and with --episodes raw turns) by BM25 and entity hops; each hit says why. Exit 1: no match.
+
+    Example: memvault search "what did we decide about postgres" --limit 5
+    """
+    from memvault.search import service as svc
+
+    root = svc.open_root(state.get("vault"), os.environ)
+    cfg = svc.settings(root, os.environ)
+    opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
+                            include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars)
+    result = svc.run_search(root, " ".join(query), opts, deny=cfg["deny"])
+    if as_json:
+        print_json(result.to_json())
+        return
+    from memvault.cli.fast import render_text  # one renderer for this command and its Typer-free fast path
+
+    typer.echo(render_text(result))
+
+
+@app.command()
+@guard
+def show(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
+    no_sources: Annotated[bool, typer.Option("--no-sources", help="Only list the source turns' ids, "
+                                             "not their text.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in README).")] = False,
+) -> None:
+    """Show a card or an entity in full: the redacted text of the turns a card came from (cut at 300
+    characters a side), and its supersede chain (exit 1 if unknown).
+
+    Example: memvault show c-20261102-7f3a --no-sources
+    """
+    from memvault.views.show import show as svc_show
+
+    vault = open_vault()
+    data = clean(vault, svc_show(vault, ident, chinese_mode(vault),
+                                  with_sources=not no_sources))
+    if as_json:
+        print_json(data)
+        return
+    if data["type"] == "card":
+        typer.echo(f"{data['id']}  [{data['kind']}] {data['title']}")
+        typer.echo(f"project {data['project'] or '-'} · status {data['status']} · created {data['created']}"
+                   f" · valid {data['valid_from'] or '?'} .. {data['valid_to'] or 'now'}")
+        if data["entities"]:
+            typer.echo(f"entities: {', '.join(data['entities'])}")
+        typer.echo("")
+        typer.echo(data["body"])
+        typer.echo("")
+        if "source_episodes" in data and data["source_episodes"]:
+            typer.echo("sources:")
+            for line in _source_lines(data["source_episodes"]):
+                typer.echo(line)
+        else:
+            typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
+        for step in data["chain"]:
+            mark = "*" if step["id"] == data["id"] else " "
+            typer.echo(f" {mark} {step['created'][:10]}  {step['id']}  {step['status']:10s} {step['title'] or ''}")
+    else:
+        typer.echo(f"{data['name']}  ({data['kind'] or 'entity'})  aliases: {', '.join(data['aliases']) or '-'}")
+        if data["prose"]:
+            typer.echo(data["prose"])
+        for c in data["cards"]:
+            typer.echo(f"  {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})")
+
+
+def _source_lines(items: list[dict[str, Any]]) -> list[str]:
+    """Two indented lines per source turn, its text on one line each (control characters dropped)."""
+
+    def flat(text: str) -> str:
+        return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+    lines = []
+    for ep in items:
+        where = f"{ep['at']}  {ep['project']}/{ep['session']} turn {ep['turn']}" if ep["at"] else ""
+        mark = {"live": "", "missing": "(not found)"}.get(ep["status"], f"(revoked: {ep['revoked_reason']})")
+        lines.append("  " + "  ".join(x for x in (ep["id"], where, mark) if x))
+        if ep["user"] is not None:
+            lines.append(f"    user: {flat(ep['user'])}")
+            lines.append(f"    assistant: {flat(ep['assistant'])}")
+    return lines
+
+
+@app.command()
+@guard
+def timeline(
+    entity: Annotated[Optional[str], typer.Argument(help="Only cards naming this entity.")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="From this date on (YYYY-MM-DD).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Only the newest N entries.")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Include retracted cards.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Cards in time order, oldest first, with supersede links (-> newer card).
+
+    Example: memvault timeline postgres --since 2026-01-01
+    """
+    from memvault.search.index import Index
+    from memvault.views.timeline import timeline as svc_timeline
+
+    if since is not None:
+        import datetime
+
+        try:
+            ok = len(since) == 10 and since[4] == since[7] == "-" and since.replace("-", "").isdigit()
+            datetime.date.fromisoformat(since if ok else "x")
+        except ValueError:
+            raise UsageError("--since must be a date, YYYY-MM-DD") from None
+    vault = open_vault()
+    with Index(vault.root, chinese_mode(vault)) as idx:
+        rows = clean(vault, svc_timeline(idx, entity, project, since, limit, show_all))
+    if as_json:
+        print_json({"entries": rows})
+        return
+    for r in rows:
+        link = f"  -> {', '.join(r['superseded_by'])}" if r["superseded_by"] else ""
+        typer.echo(f"{r['date']}  {r['id']}  [{r['kind']}] {r['title']}  ({r['status']}){link}")
+
+
+@app.command()
+@guard
+def graph(
+    ident: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Card id or entity.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Most neighbours to list.")] = 20,
+    html_out: Annotated[bool, typer.Option("--html", help="Write graph.html of the whole vault.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Neighbours of a card or entity through shared entities; --html writes graph.html (deterministic).
+
+    Example: memvault graph postgres --json
+    """
+    from memvault.views import graph as svc
+    from memvault.search.index import Index
+
+    vault = open_vault()
+    with Index(vault.root, chinese_mode(vault)) as idx:
+        if html_out:
+            from memvault.vault.store import atomic_write
+
+            atomic_write(vault.root / "graph.html", svc.render_html(svc.whole_graph(idx)))
+            typer.echo(str(vault.root / "graph.html"))
+            return
+        if not ident:
+            raise UsageError("graph needs an ID (or --html)")
+        data = clean(vault, svc.neighbours(idx, ident, limit))
+    if as_json:
+        print_json(data)
+        return
+    c = data["center"]
+    typer.echo(f"{c['id']}  {c.get('title') or ''}")
+    for n in data["neighbours"]:
+        via = f"  via {', '.join(n['via'])}" if n["via"] else ""
+        typer.echo(f"  {n['type']:6s} {n['id']}  {n.get('title') or ''}{via}")
+
+
+@app.command()
+@guard
+def context(
+    query: Annotated[list[str], typer.Argument(help="What the prompt is about (English and/or Chinese).")],
+    budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Most tokens in the pack (default "
+                                                  "context.budget_tokens).")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project's cards, plus "
+                                                   "personal ones (no project).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the pack and its cards as JSON.")] = False,
+) -> None:
+    """A token-budgeted memory pack for an LLM prompt: pinned cards, then cards recalled for the query,
+    bucketed by kind and fenced as reference data. Exit 1 when the vault has nothing to put in.
+
+    Example: memvault context "set up the deploy pipeline" --project shop --budget 1500 | pbcopy
+    """
+    from memvault.views.context import build_context
+
+    result = build_context(open_vault(), " ".join(query), budget=budget, project=project)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        sys.stdout.write(result.pack)
+        sys.stdout.flush()
+

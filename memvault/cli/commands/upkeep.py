@@ -1,0 +1,159 @@
+"""Commands that look after the vault: stats, doctor, reindex, export, import."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from memvault.cli.common import guard, open_vault, err, print_json, now_fn, warn_settings, sub_app
+from memvault.errors import UsageError
+
+app = sub_app()
+
+
+@app.command()
+@guard
+def stats(
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Counts per layer and project, newest episode, and which LLM endpoint and key source are configured.
+
+    Example: memvault stats --json | jq .episodes
+    """
+    from memvault.views.stats import vault_stats
+
+    vault = open_vault()
+    warn_settings(vault)
+    result = vault_stats(vault, os.environ)
+    if as_json:
+        print_json(result)
+        return
+    from memvault.cli.render import stats_lines
+
+    typer.echo("\n".join(stats_lines(result)))
+
+
+@app.command()
+@guard
+def doctor(
+    fix: Annotated[bool, typer.Option("--fix", help="Redact secrets found in clear, then rewrite what is "
+                                      "derived (entity page blocks, the search index), before checking.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
+) -> None:
+    """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found),
+    secrets in clear included (named by rule, never shown). memvault.yaml problems are warnings on stderr.
+
+    Example: memvault doctor --fix
+    """
+    from memvault.views.doctor import check_vault
+
+    report = check_vault(open_vault(), fix=fix)
+    for warning in report.warnings:
+        err(f"warning: {warning}")
+    if as_json:
+        print_json(report.to_json())
+    else:
+        for line in report.fixed:
+            typer.echo(f"fixed: {line}", err=True)
+        for problem in report.problems:
+            typer.echo(problem)
+        typer.echo(f"checked {report.files} files: {len(report.problems)} problems", err=True)
+    if report.problems:
+        raise typer.Exit(3)
+
+
+@app.command()
+@guard
+def reindex(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Rebuild every derived file: the search index (cards, entities, episodes) and entity pages.
+
+    Example: memvault reindex
+    """
+    from memvault.views.reindex import reindex as svc_reindex
+
+    result = svc_reindex(open_vault(), on_progress=lambda m: err(m) if not as_json else None)
+    for problem in result.problems:
+        err(f"warning: {problem}")
+    if as_json:
+        print_json(result.to_json())
+    else:
+        typer.echo(f"indexed {result.cards} cards, {result.entities} entities, {result.episodes} episodes"
+                   f" in {result.seconds:.2f} s; entity pages {result.pages}")
+
+
+@app.command("export")
+@guard
+def export_cmd(
+    output: Annotated[str, typer.Option("--output", "-o", help="File to write, or '-' for stdout.")] = "-",
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project's cards and the "
+                                                   "entities they name.")] = None,
+) -> None:
+    """Write a portable JSON bundle of the vault's cards and entity pages (sorted, deterministic).
+
+    Example: memvault export --project shop -o shop.json && memvault --vault ~/other import shop.json
+    """
+    from memvault.views.bundle import export_bundle
+
+    result = export_bundle(open_vault(), now=now_fn(), project=project)
+    for problem in result.problems:
+        err(f"warning: {problem}")
+    if result.flagged:
+        err(f"warning: {len(result.flagged)} cards hold text the redaction rules flag: "
+             f"{', '.join(result.flagged[:10])}{' …' if len(result.flagged) > 10 else ''}")
+    text = result.to_text()
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from memvault.vault.store import atomic_write
+
+    try:
+        atomic_write(Path(output), text)
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write ({exc.strerror})") from None
+    err(f"exported {len(result.bundle['cards'])} cards, {len(result.bundle['entities'])} entities to {output}")
+
+
+@app.command("import")
+@guard
+def import_cmd(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A bundle made by `memvault export`; '-' reads stdin.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and report; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Add the cards and entity pages of a bundle; never overwrites (a different card with a known id is a
+    conflict, reported, and the vault's card stays). A bundle that does not validate is refused whole.
+
+    Example: memvault import shop.json --dry-run
+    """
+    from memvault.views.bundle import import_bundle
+
+    if file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"{file}: cannot read ({exc.strerror})") from None
+    result = import_bundle(open_vault(), data, name="<stdin>" if file == "-" else file, now=now_fn(),
+                           dry_run=dry_run)
+    for problem in result.problems:
+        err(f"warning: {problem}")
+    if as_json:
+        print_json(result.to_json())
+        return
+    for cid in result.conflicts:
+        err(f"conflict: {cid} exists with different content; the vault's card was kept")
+    ents = ""
+    if result.entities_created or result.entities_merged:
+        ents = (f"; entity pages: {len(result.entities_created)} created, {len(result.entities_merged)} "
+                "prose merged")
+    typer.echo(f"{'dry run: would import' if dry_run else 'imported'} {len(result.imported)}, "
+               f"{len(result.identical)} identical, {len(result.conflicts)} conflicts{ents}")
+

@@ -1,0 +1,175 @@
+"""Commands that write cards: distill, remember, forget."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from memvault.cli.common import state, guard, open_vault, err, print_json, now_fn, sub_app
+from memvault.errors import UsageError
+
+app = sub_app()
+
+
+def _progress_printer():
+    """Progress on stderr when a person watches a terminal; silence under cron."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // total if total else width
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rdistilling [{'#' * filled}{'.' * (width - filled)}] {done}/{total} episodes{end}")
+        sys.stderr.flush()
+
+    return show
+
+
+@app.command("distill")
+@guard
+def distill_cmd(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="First batch only; write nothing; print the cards "
+                                          "it would write and how many episodes remain.")] = False,
+    max_calls: Annotated[Optional[int], typer.Option("--max-calls", help="Stop after this many LLM "
+                                                     "requests (retries of a bad reply count).")] = None,
+    max_episodes: Annotated[Optional[int], typer.Option("--max-episodes", help="Distil at most this many "
+                                                        "episodes (default distill.max_episodes).")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only episodes of this "
+                                                   "project.")] = None,
+    auto: Annotated[bool, typer.Option("--auto", help="Run only if the auto: rules of memvault.yaml say so "
+                                       "(for cron).")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="With --auto: say why it would or would not "
+                                          "run now, and stop.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+) -> None:
+    """Turn pending episodes into memory cards with the configured OpenAI-compatible LLM.
+
+    One distill per vault at a time (a second exits 4 at once). Exit 0 when every batch worked or found
+    nothing worth keeping; exit 5 when any batch failed (llm_error, truncated, invalid_output): those
+    episodes stay pending for the next run. Silent on success unless stdout is a terminal or --json.
+
+    For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (see the README).
+
+    Example: memvault distill --max-calls 20 --json | jq .cards
+    """
+    from memvault.distill import service as svc
+
+    vault = open_vault()
+    now = now_fn()
+    if explain and not auto:
+        raise UsageError("--explain goes with --auto")
+    if auto:
+        decision = svc.auto_decision(vault, os.environ, now=now, project=project)
+        for warning in decision.warnings:
+            err(f"warning: {warning}")
+        if explain or not decision.run:
+            if as_json:
+                print_json({"auto": decision.to_json(), "ran": False})
+            elif explain:
+                typer.echo(f"{'would run' if decision.run else 'would not run'}: {decision.reason}")
+            return
+    summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
+                          project=project, now=now, on_progress=None if as_json else _progress_printer())
+    if summary.recovered:
+        err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
+    if summary.rolled_back and sys.stderr.isatty():
+        err(f"rolled back {summary.rolled_back} batches whose turns were edited in the chat history")
+    if summary.rollback_fallback:
+        err(f"warning: could not undo {len(summary.rollback_fallback)} batches from the journal; their turns are "
+             "distilled again and their cards kept")
+    for message in summary.errors:
+        err(message)
+    if as_json:
+        print_json(summary.to_json())
+    elif dry_run:
+        for card in summary.would_write:
+            typer.echo(f"{card['action']:6s} {card['id']}  {card['kind']} · {card['title']}"
+                       + (f" ({card['status']})" if card["status"] != "active" else ""))
+        typer.echo(f"dry run: nothing written; {summary.pending_after} episodes pending")
+    elif sys.stdout.isatty():
+        typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {summary.created} "
+                   f"cards created, {summary.merged} merged, {summary.updated} updated, {summary.superseded} "
+                   f"superseded; {summary.pending_after} pending; {summary.calls} calls, "
+                   f"{summary.prompt_tokens}+{summary.completion_tokens} tokens")
+    if summary.stopped == "max_calls" and not as_json:
+        err(f"stopped at --max-calls {max_calls}; {summary.pending_after} episodes still pending")
+    if summary.failed:
+        raise typer.Exit(5)
+
+
+@app.command()
+@guard
+def remember(
+    title: Annotated[str, typer.Argument(help="One-line title of the card.")],
+    kind: Annotated[str, typer.Option("--kind", "-k", help="decision, fact, preference, question, event, state, "
+                                      "rule, thread, synopsis or reflection.")] = "fact",
+    body: Annotated[str, typer.Option("--body", "-b", help="A few sentences of context.")] = "",
+    entities: Annotated[Optional[list[str]], typer.Option("--entities", "-e", help="Entity names; repeat or "
+                                                          "separate with commas.")] = None,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Project (none = personal, "
+                                                   "across projects).")] = None,
+    supersedes: Annotated[Optional[list[str]], typer.Option("--supersedes", help="Card id this one "
+                                                            "replaces; repeatable.")] = None,
+    valid_from: Annotated[Optional[str], typer.Option("--valid-from", help="YYYY-MM-DD it holds from "
+                                                      "(default today).")] = None,
+    subject: Annotated[Optional[str], typer.Option("--subject", help="state cards: whose value.")] = None,
+    field: Annotated[Optional[str], typer.Option("--field", help="state cards: which value.")] = None,
+    value: Annotated[Optional[str], typer.Option("--value", help="state cards: the value.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the new card as JSON.")] = False,
+) -> None:
+    """Write a memory card by hand.
+
+    Example: memvault remember "Deploys only on weekdays" --kind rule -e ci --project shop
+    """
+    from memvault.distill.remember import remember as svc_remember
+
+    names = [n.strip() for item in entities or [] for n in item.split(",") if n.strip()]
+    result = svc_remember(open_vault(), title, now=now_fn(), kind=kind, body=body, entities=names,
+                          project=project, supersedes=supersedes or [], valid_from=valid_from,
+                          subject=subject, field=field, value=value)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        typer.echo(f"{result.card.id}  {result.path}")
+        for old in result.superseded:
+            typer.echo(f"supersedes {old}")
+
+
+@app.command()
+@guard
+def forget(
+    card_id: Annotated[str, typer.Argument(help="Card id, e.g. c-20261102-7f3a1c.")],
+    retract: Annotated[bool, typer.Option("--retract", help="Mark the card retracted; keep it as a trace.")] = False,
+    purge: Annotated[bool, typer.Option("--purge", help="Remove the card's text from cards, entity pages, "
+                                        "journal and index.")] = False,
+    with_episodes: Annotated[bool, typer.Option("--with-episodes", help="With --purge: also remove the "
+                                                "episodes it came from.")] = False,
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept with a retraction).")] = "",
+    as_json: Annotated[bool, typer.Option("--json", help="Print what changed as JSON.")] = False,
+) -> None:
+    """Retract a card (keeps a trace) or purge it (removes its text everywhere memvault wrote it).
+
+    Example: memvault forget c-20261102-7f3a1c --purge --with-episodes
+    """
+    from memvault.distill.forget import forget as svc_forget
+
+    if retract == purge:
+        raise UsageError("choose exactly one of --retract or --purge")
+    result = svc_forget(open_vault(), card_id, mode="retract" if retract else "purge", now=now_fn(),
+                        reason=reason, with_episodes=with_episodes)
+    if as_json:
+        print_json(result.to_json())
+        return
+    if not result.changed:
+        typer.echo(f"{result.id} was already retracted")
+        return
+    done = {"retract": "retracted", "purge": "purged"}[result.mode]
+    typer.echo(f"{done} {result.id}: {len(result.files)} files changed"
+               + (f", {len(result.episodes_purged)} episodes removed" if result.episodes_purged else ""))
+    for line in result.git_history:
+        err(line)
+

@@ -1,0 +1,92 @@
+"""What every command module shares: the error guard, opening the vault, JSON and redacted output, the clock.
+
+Every error becomes one line on stderr and an exit code here, in `guard`; services never print or exit.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from typing import Any
+
+import typer
+
+from memvault.errors import MemvaultError
+
+# Set by the app's callback (global options), read by the commands of this process.
+state: dict[str, Any] = {"vault": None, "debug": False}
+
+
+def sub_app() -> typer.Typer:
+    """The Typer app a command module registers its commands on (memvault.cli.app loads it on demand)."""
+    return typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_show_locals=False)
+
+
+def err(message: str) -> None:
+    typer.echo(f"memvault: {message}", err=True)
+
+
+def guard(fn):
+    """Turn MemvaultError into its exit code, Ctrl-C into 130, anything else into 70 (traceback with --debug)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except MemvaultError as exc:
+            err(exc.message)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err("interrupted")
+            raise typer.Exit(130) from None
+        except BrokenPipeError:
+            # `memvault search x | head`: the reader went away; that is not an error of ours.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(0) from None
+        except Exception as exc:  # noqa: BLE001 - the one place internal errors are reported
+            if state.get("debug"):
+                import traceback
+
+                traceback.print_exception(exc, limit=None, chain=True)
+            err(f"internal error: {type(exc).__name__} (run with --debug for the traceback)")
+            raise typer.Exit(70) from None
+
+    return wrapper
+
+
+def open_vault():
+    from memvault.vault.store import Vault
+
+    return Vault.open(state.get("vault"), os.environ)
+
+
+def warn_settings(vault) -> None:
+    """memvault.yaml's problems on stderr as `memvault.yaml:LINE: reason` (never the value)."""
+    for problem in vault.config.problems:
+        err(f"{'error' if problem.error else 'warning'}: {problem}")
+
+
+def clean(vault, data: Any) -> Any:
+    """Reading commands filter their output through redaction once more (defence in depth)."""
+    from memvault.redact import engine as redact
+
+    return redact.redact_tree(data, redact.compile_rules(list(vault.config.section("redact").get("deny") or [])))
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False))
+
+
+def now_fn():
+    from memvault.vault.config import clock_from_env
+
+    return clock_from_env(os.environ)
+
+
+def chinese_mode(vault) -> str:
+    return str(vault.config.section("search").get("chinese", "bigram"))

@@ -1,0 +1,51 @@
+"""Every command starts cheaply: commands load from their own module on demand, and option values are coerced
+without pydantic (memvault.cli.coerce). Speed itself is measured in bench/startup.py; these tests check the
+mechanisms, which a change could silently undo."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import typer.main
+
+from memvault.cli.app import COMMANDS, app
+
+PROBE = (
+    "import sys, runpy\n"
+    "sys.argv = ['memvault'] + sys.argv[1:]\n"
+    "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
+    "except SystemExit:\n    pass\n"
+    "mods = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'rich') or m.startswith('memvault.cli.commands.')]\n"
+    "sys.stderr.write('LOADED ' + ' '.join(sorted(mods)) + '\\n')\n"
+)
+
+
+def loaded(args, cwd, stdin=b""):
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, capture_output=True, cwd=cwd)
+    return done.stderr.decode().strip().splitlines()[-1].split()[1:]
+
+
+def test_help_loads_no_command_module_and_stats_only_its_own(vault, tmp_path):
+    assert loaded(["--help"], tmp_path) == []
+    assert loaded(["--vault", str(vault), "stats"], tmp_path) == ["memvault.cli.commands.upkeep"]
+    assert loaded(["--vault", str(vault), "show", "c-nothing"], tmp_path) == ["memvault.cli.commands.read"]
+
+
+def test_table_and_modules_name_the_same_commands():
+    by_module: dict[str, set[str]] = {}
+    for name, (module, _) in COMMANDS.items():
+        by_module.setdefault(module, set()).add(name)
+    for module, names in by_module.items():
+        sub = importlib.import_module(f"memvault.cli.commands.{module}").app
+        assert set(typer.main.get_group(sub).commands) == names, module
+
+
+def test_plain_coercion_keeps_typer_errors_and_values(run, vault):
+    bad = run("search", "postgres", "-n", "abc", code=2)
+    assert "'abc' is not a valid integer" in bad.stderr
+    assert run("search", "nothing-like-this", "-n", "3", code=1).stdout == ""
+    group = typer.main.get_command(app)
+    ctx = group.make_context("memvault", ["--vault", str(vault), "stats"])
+    assert str(ctx.params["vault"]) == str(vault) and type(ctx.params["vault"]).__name__.endswith("Path")

@@ -1,7 +1,7 @@
 """How a new card joins the existing ones: its id, near-duplicate merge, state conflicts and supersede links.
 
-Pure: the standard library, rapidfuzz (imported lazily, a pure scoring library) and memvault.model. Nothing here
-touches files; distill/remember/forget and vault/synopsis apply what these functions return.
+Pure: the standard library, rapidfuzz (imported lazily, a pure scoring library) and memvault.model.
+Nothing here touches files; distill/remember/forget and vault/synopsis apply what these functions return.
 """
 
 from __future__ import annotations

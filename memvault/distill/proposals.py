@@ -1,6 +1,7 @@
 """What a model may propose: the reply schema, its validation into Proposals, and the JSON schema sent.
 
-Pure: the standard library, memvault.model and memvault.vault.slug. Messages name the field, never quote the text.
+Pure: the standard library, memvault.model and memvault.vault.slug. Messages name the field, never quote
+the text.
 """
 
 from __future__ import annotations

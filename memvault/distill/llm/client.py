@@ -1,9 +1,9 @@
 """The HTTP client of one /chat/completions endpoint: request body, retries with backoff, capped reads, and
 parsing the reply into a Completion.
 
-httpx is imported only inside functions, so `memvault --help` never pays for it. Nothing here prints or reads
-the environment: the caller hands over the key. Error messages name the endpoint and the HTTP status, never the
-key, the prompt or the reply text.
+httpx is imported only inside functions, so `memvault --help` never pays for it. Nothing here prints or
+reads the environment: the caller hands over the key. Error messages name the endpoint and the HTTP status,
+never the key, the prompt or the reply text.
 """
 
 from __future__ import annotations

@@ -1,0 +1,162 @@
+"""How a new card joins the existing ones: its id, near-duplicate merge, state conflicts and supersede links.
+
+Pure: the standard library, rapidfuzz (imported lazily, a pure scoring library) and memvault.model.
+Nothing here touches files; distill/remember/forget and vault/synopsis apply what these functions return.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import unicodedata
+from typing import Iterable
+
+from memvault.model import Card
+
+_LINE = re.compile(r"\s+")
+
+
+# ---------------------------------------------------------------- ids and time
+
+
+def card_id(day: str, seed: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """`c-<yyyymmdd>-<hex>` from run-independent data, so a rerun after a crash writes the same ids.
+
+    The hex grows from 6 digits only when another card already holds the id.
+    """
+    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()
+    compact = day[:10].replace("-", "")
+    for n in range(6, 65):
+        cid = f"c-{compact}-{digest[:n]}"
+        if cid not in taken:
+            return cid
+    raise ValueError("card id space exhausted")  # pragma: no cover - needs a SHA-256 collision
+
+
+# ---------------------------------------------------------------- near-duplicates
+
+_STOP = set(
+    "a an the of in on at to for is are was were be been as and or not no instead only all with by from this "
+    "that it its we our us use using".split()
+) | set("的了是在和与也就都把被")
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9.+#_-]*|[^\sa-z0-9]")
+
+
+def norm_title(title: str) -> str:
+    """NFKC, case-folded, punctuation and symbols dropped, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", title).casefold()
+    text = "".join(" " if unicodedata.category(ch)[0] in "PSZC" else ch for ch in text)
+    return _LINE.sub(" ", text).strip()
+
+
+def title_score(a: str, b: str) -> float:
+    from rapidfuzz import fuzz
+
+    na, nb = norm_title(a), norm_title(b)
+    return max(fuzz.ratio(na, nb), fuzz.token_sort_ratio(na, nb))
+
+
+def _tokens(title: str) -> set[str]:
+    return {w for w in _TOKEN.findall(norm_title(title)) if w not in _STOP}
+
+
+def _covered(word: str, others: set[str]) -> bool:
+    return any(word == o or (len(word) >= 4 and len(o) >= 4 and (word.startswith(o) or o.startswith(word)))
+               for o in others)
+
+
+def is_substitution(a: str, b: str) -> bool:
+    """Both titles hold a content word the other lacks: `Use Postgres …` vs `Use SQLite …`, 简洁 vs 详细.
+
+    A near-duplicate only adds or rewords (`plain text` / `plain-text`, `Postgres` / `PostgreSQL`); a swap of
+    content words is usually a contradiction, and merging it would hide the change.
+    """
+    ta, tb = _tokens(a), _tokens(b)
+    return any(not _covered(w, tb) for w in ta) and any(not _covered(w, ta) for w in tb)
+
+
+def is_near_duplicate(a: str, b: str, threshold: float) -> bool:
+    return title_score(a, b) >= threshold and not is_substitution(a, b)
+
+
+def find_duplicate(new: Card, existing: Iterable[Card], threshold: float) -> Card | None:
+    """An active card of the same project (never across projects) and kind whose title is a near-duplicate."""
+    if new.supersedes or new.kind == "state":
+        return None
+    best: tuple[float, str, Card] | None = None
+    for old in existing:
+        if old.status != "active" or old.project != new.project or old.kind != new.kind or old.id == new.id:
+            continue
+        score = title_score(new.title, old.title)
+        if score >= threshold and not is_substitution(new.title, old.title):
+            if best is None or (score, old.id) > (best[0], best[1]):
+                best = (score, old.id, old)
+    return best[2] if best else None
+
+
+def merge_into(old: Card, new: Card) -> Card:
+    """The old card absorbs a near-duplicate: the fuller body wins, sources and entities are unioned."""
+    take_new = len(new.body) > len(old.body)
+    source = dict(old.source)
+    if old.source.get("kind") == "distill" or new.source.get("kind") == "distill":
+        eps = list(old.episodes)
+        eps += [e for e in new.episodes if e not in eps]
+        source["episodes"] = eps
+        source.setdefault("kind", new.source.get("kind", "distill"))
+    return dataclasses.replace(
+        old,
+        title=new.title if take_new else old.title,
+        body=new.body if take_new else old.body,
+        entities=union(old.entities, new.entities),
+        tags=union(old.tags, new.tags),
+        valid_from=min(filter(None, (old.valid_from, new.valid_from)), default=None),
+        source=source,
+    )
+
+
+def union(a: Iterable[str], b: Iterable[str]) -> tuple[str, ...]:
+    """Items of `a`, then those of `b` not in `a`, in order."""
+    out = list(a)
+    out += [x for x in b if x not in out]
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- supersede
+
+
+def state_key(card: Card) -> tuple[str, str, str] | None:
+    if card.kind != "state" or not card.subject or not card.field:
+        return None
+    return (card.project or "", norm_title(card.subject), norm_title(card.field))
+
+
+def same_value(a: Card, b: Card) -> bool:
+    return norm_title(a.value or "") == norm_title(b.value or "")
+
+
+def state_conflicts(new: Card, existing: Iterable[Card]) -> list[Card]:
+    """Active state cards with the same project, subject and field (never another subject) as `new`."""
+    key = state_key(new)
+    if key is None:
+        return []
+    return [c for c in existing if c.status == "active" and c.id != new.id and state_key(c) == key]
+
+
+def _day(card: Card) -> str:
+    return (card.valid_from or card.created or "")[:10]
+
+
+def supersede(old: Card, new: Card) -> tuple[Card, Card]:
+    """Link `new` as the successor of `old`, or, when `new` holds from an earlier date than `old` (learned late
+    but true earlier), make `new` born superseded by `old`. Returns (old', new')."""
+    if _day(new) and _day(old) and _day(new) < _day(old):
+        born = dataclasses.replace(
+            new, status="superseded", valid_to=_day(old), superseded_by=union(new.superseded_by, (old.id,)),
+        )
+        return dataclasses.replace(old, supersedes=union(old.supersedes, (new.id,))), born
+    retired = dataclasses.replace(
+        old, status="superseded", valid_to=_day(new) or old.valid_to,
+        superseded_by=union(old.superseded_by, (new.id,)),
+    )
+    return retired, dataclasses.replace(new, supersedes=union(new.supersedes, (old.id,)))

@@ -1,0 +1,116 @@
+"""The state of one distill run: its Summary, the Run every batch step reads, the ways a batch stops, and the
+fault-injection points of the kill -9 tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.model import Card
+from memvault.vault.pages import EntityTable
+from memvault.vault.store import Vault
+
+FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
+
+
+def crash_point(name: str) -> None:
+    """Fault injection for the kill -9 tests: MEMVAULT_CRASH_AT=<point>:<batch number> kills this process
+    with SIGKILL at that point, exactly as an OOM killer or a power cut would. Unset in real use."""
+    spec = os.environ.get("MEMVAULT_CRASH_AT")
+    if spec and spec == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass
+class Summary:
+    """What a run did, counted; to_json() is what `memvault distill --json` prints."""
+
+    run: str = ""
+    dry_run: bool = False
+    # episodes waiting before and after the run
+    pending_before: int = 0
+    pending_after: int = 0
+    # batches committed, model calls and tokens
+    batches: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    episodes_distilled: int = 0
+    # cards written by the batches; `empty` counts batches that wrote none
+    created: int = 0
+    updated: int = 0
+    merged: int = 0
+    superseded: int = 0
+    empty: int = 0
+    failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
+    errors: list[str] = field(default_factory=list)
+    stopped: str | None = None  # max_calls | llm_error
+    recovered: str | None = None  # batch id rolled back from an interrupted run
+    rolled_back: int = 0  # batches undone because a history edit revoked episodes they consumed
+    rollback_fallback: list[str] = field(default_factory=list)  # of those, batches re-distilled without undo
+    would_write: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(self.failures.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run, "dry_run": self.dry_run, "pending_before": self.pending_before,
+            "pending_after": self.pending_after, "batches": self.batches, "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "episodes_distilled": self.episodes_distilled,
+            "cards": {"created": self.created, "updated": self.updated, "merged": self.merged,
+                      "superseded": self.superseded},
+            "empty": self.empty, "failures": dict(self.failures), "errors": list(self.errors),
+            "stopped": self.stopped, "recovered": self.recovered, "rolled_back": self.rolled_back,
+            "rollback_fallback": list(self.rollback_fallback),
+            **({"would_write": self.would_write} if self.dry_run else {}),
+        }
+
+
+class BatchFailed(Exception):
+    """A batch failed; `kind` is one of FAILURE_CLASSES. The run counts it and goes on (llm_error stops)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class StopRun(Exception):
+    """The run ends here (--max-calls reached); batches already committed stay."""
+
+
+class Truncated(Exception):
+    """The engine's answer for this batch was cut off. The run splits a batch of several episodes in halves;
+    for a single episode it fails the batch as `truncated` with this message."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class Run:
+    """What every step of one distill run reads (and `cards`, `summary`, `batch_no` it updates)."""
+
+    vault: Vault
+    env: Mapping[str, str]
+    now: Callable[[], str]
+    summary: Summary
+    client: Any
+    max_calls: int | None
+    dry_run: bool
+    cards: dict[str, Card]
+    entities: EntityTable
+    system: str
+    user_tpl: str
+    kinds: tuple[str, ...]
+    rules: Any
+    settings: Mapping[str, Any]
+    model: str
+    batch_no: int = 0

@@ -1,0 +1,35 @@
+"""What every format reader shares: the format names, the items a reader yields, the `Shape` error, and
+small field readers (a trimmed string or None, a line reference, the last part of a path).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memvault.model import InputProblem, Message
+
+
+FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text")
+
+Item = Message | InputProblem
+
+
+class Shape(Exception):
+    """A record that parsed as JSON but is not what the format promises. The message names fields only."""
+
+
+def line_ref(state: dict, lineno: int) -> str:
+    return f"{state['name']}:{lineno}"
+
+
+def str_or_none(v: object) -> str | None:
+    if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
+        return str(v).strip()
+    return None
+
+
+def basename(path: object) -> str | None:
+    if not isinstance(path, str) or not path.strip():
+        return None
+    parts = [p for p in re.split(r"[\\/]+", path.strip()) if p]
+    return parts[-1] if parts else None

@@ -758,3 +758,13 @@ def test_claude_code_branch_is_chosen_by_messages_not_by_bookkeeping_lines():
                          "Actually, write the config loader in Go instead.", "Good. Commit it as feat: config loader."]
         assert [m.role for m in ms].count("rewound") == 1 and ms[0].start is True
         assert not any("Rust" in m.text for m in ms)
+
+
+def test_openai_lines_nested_too_deeply_are_a_problem_not_a_crash():
+    first = json.dumps({"messages": [{"role": "user", "content": "hello there"},
+                                     {"role": "assistant", "content": "hi"}]})
+    deep = '{"messages": ' + "[" * 100000 + "]" * 100000 + "}"
+    items = list(iter_messages(io.BytesIO((first + "\n" + deep + "\n").encode()), "openai", "in.jsonl"))
+    problems = [i for i in items if isinstance(i, InputProblem)]
+    assert [m.text for m in items if isinstance(m, Message)] == ["hello there", "hi"]
+    assert [(p.line, "nested too deeply" in p.reason) for p in problems] == [(2, True)]

@@ -1,9 +1,9 @@
 """Finders: code that turns a pattern, or a shape no single regex states, into spans of secrets.
 
 Pure; stdlib, memvault.redact.shapes only. A finder takes (text, lowered text) and yields (start, end) spans.
-`regex` and `anchored` build finders from patterns (compiled on first use); the rest are finders for PEM blocks,
-GCP service-account JSON, Discord and Telegram bot tokens, `key = value` assignments, URL passwords, emails and
-home directories. Every quantifier that could backtrack is possessive or bounded: linear on 1 MB lines.
+`regex` and `anchored` build finders from patterns (compiled on first use); the rest are finders for PEM
+blocks, GCP service-account JSON, Discord and Telegram bot tokens, `key = value` assignments, URL passwords,
+emails and home directories. Every quantifier that could backtrack is possessive or bounded: linear on 1 MB lines.
 The rule table (memvault.redact.rules) says which finder runs under which rule id; prose sentences are in
 memvault.redact.prose.
 """

@@ -1,7 +1,7 @@
 """Secrets named in a sentence: "the password is …", "密码是 …", "token: …". Pure; stdlib, redact.shapes/finders.
 
-English and Chinese patterns each pair with a check that turns a match into the span of the value, or None when
-the value is prose itself (a plain word, a placeholder, a property of the key such as 密钥长度为4096位).
+English and Chinese patterns each pair with a check that turns a match into the span of the value, or None
+when the value is prose itself (a plain word, a placeholder, a property of the key such as 密钥长度为4096位).
 """
 
 from __future__ import annotations

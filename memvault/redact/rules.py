@@ -36,8 +36,8 @@ from memvault.redact.finders import (ASSIGN, KEY_CHARS, Finder, anchored, assign
                                      find_email, find_gcp_sa, find_home_unix, find_home_win, find_pem,
                                      find_telegram, regex, url_password)
 from memvault.redact.prose import PROSE_EN, PROSE_ZH, prose_en, prose_zh
-from memvault.redact.shapes import (CALL_ANCHORS, PLACEHOLDER, SERVER_WORDS, find_client_args, find_command_line,
-                                    find_config_xml, find_generic_flag, find_server_config,
+from memvault.redact.shapes import (CALL_ANCHORS, PLACEHOLDER, SERVER_WORDS, find_client_args,
+                                    find_command_line, find_config_xml, find_generic_flag, find_server_config,
                                     find_user_slash_password, has_digit)
 
 SECRET, EMAIL, HOME = 0, 1, 2  # kinds: a secret becomes [REDACTED:<id>], an email [email], a home dir ~

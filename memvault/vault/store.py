@@ -1,7 +1,7 @@
 """The Vault: where each kind of file lives, and reading and writing it (cards, entities, journal, state).
 
-File primitives are in memvault.vault.files, episode reading in memvault.vault.episodes; their public names are
-re-exported here, so `from memvault.vault.store import atomic_write, EpisodeIndex, ...` keeps working.
+File primitives are in memvault.vault.files, episode reading in memvault.vault.episodes; their public names
+are re-exported here, so `from memvault.vault.store import atomic_write, EpisodeIndex, ...` keeps working.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from memvault.vault import codec, episodes as _episodes
 from memvault.vault.config import Config, build_config
 from memvault.vault.episodes import EpisodeIndex, records_in, revoked_ids, user_digest, user_part_digests
 from memvault.vault.episodes import report as _report
-from memvault.vault.files import (append_lines, atomic_write, ends_with_newline, ensure_dir, flock, iter_lines,
-                                  remove_file, repair_torn_tail)
+from memvault.vault.files import (append_lines, atomic_write, ends_with_newline, ensure_dir, flock,
+                                  iter_lines, remove_file, repair_torn_tail)
 from memvault.vault.locate import CONFIG_NAME, locate_vault
 
-__all__ = ["CONFIG_NAME", "LOCAL", "EpisodeIndex", "Vault", "append_lines", "atomic_write", "ends_with_newline",
-           "ensure_dir", "iter_lines", "read_config", "remove_file", "repair_torn_tail", "revoked_ids",
-           "user_digest", "user_part_digests"]
+__all__ = ["CONFIG_NAME", "LOCAL", "EpisodeIndex", "Vault", "append_lines", "atomic_write",
+           "ends_with_newline", "ensure_dir", "iter_lines", "read_config", "remove_file", "repair_torn_tail",
+           "revoked_ids", "user_digest", "user_part_digests"]
 
 LOCAL = ".memvault"
 

@@ -1,4 +1,4 @@
-"""Layers of memvault.redact and memvault.vault (issue 9): redact is a pure leaf; vault never imports upwards."""
+"""Layers of memvault.redact and memvault.vault (issue 9): redact is a pure leaf; vault imports no higher layer."""
 
 from __future__ import annotations
 

@@ -44,8 +44,8 @@ def test_atomic_write_leaves_no_temp_file(tmp_path):
 
 
 def test_store_keeps_re_exporting_the_moved_names():
-    for name in ("atomic_write", "append_lines", "iter_lines", "repair_torn_tail", "remove_file", "ensure_dir",
-                 "ends_with_newline"):
+    for name in ("atomic_write", "append_lines", "iter_lines", "repair_torn_tail", "remove_file",
+                 "ensure_dir", "ends_with_newline"):
         assert getattr(store, name) is getattr(files, name), name
     from memvault.vault import episodes
 

@@ -1,7 +1,8 @@
-"""Value checks and finders for credentials written in code and on command lines (used by memvault.redact.engine).
+"""Value checks and finders for credentials written in code and on command lines (used by redact.rules).
 
-Pure; stdlib only; no import of memvault.redact.engine (it imports this). Every finder takes (text, lowered text) and
-yields (start, end) spans of the secret VALUE only: the key, flag or call around it stays readable.
+Pure; stdlib only; imports nothing of memvault (finders, prose and rules import this). Every finder takes
+(text, lowered text) and yields (start, end) spans of the secret VALUE only: the key, flag or call around
+it stays readable.
 Every quantifier is bounded or possessive, and every scan starts from a lowercase literal found with a plain
 regex over the lowered text, so the cost stays linear on 1 MB lines.
 """

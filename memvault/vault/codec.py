@@ -224,7 +224,7 @@ def card_to_text(card: Card, rules: Any = None) -> str:
     Every text field is redacted first (built-in rules, or the vault's `rules` with its deny list): this is
     the one place a card becomes bytes, so no writer can skip it.
     """
-    from memvault.redact.scrub import scrub_card
+    from memvault.vault.scrub import scrub_card
 
     card = scrub_card(card, rules)
     meta: dict[str, Any] = {
@@ -264,7 +264,7 @@ def parse_entity(text: str, path: str, slug: str) -> Entity:
 def entity_to_text(entity: Entity, block: str, rules: Any = None) -> str:
     """Entity page: front matter, the person's prose, then the generated block (deterministic). Redacted
     first, like card_to_text."""
-    from memvault.redact.scrub import scrub_entity
+    from memvault.vault.scrub import scrub_entity
 
     entity, block = scrub_entity(entity, block, rules)
     meta: dict[str, Any] = {"name": entity.name, "aliases": list(entity.aliases), "kind": entity.kind}

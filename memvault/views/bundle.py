@@ -163,7 +163,7 @@ def import_bundle(vault: Vault, data: bytes, *, name: str, now: Callable[[], str
 def _scrubbed(parsed: _Parsed, rules) -> _Parsed:
     """The bundle as the vault would store it: redacted before any comparison or write, so a card that
     held a secret is compared (identical / conflict) in the form it has on disk."""
-    from memvault.redact.scrub import scrub_card, scrub_entity
+    from memvault.vault.scrub import scrub_card, scrub_entity
     from memvault.vault.slug import slugify
 
     entities = []

@@ -1,4 +1,4 @@
-"""Redaction of whole records (cards, entity pages) before they are serialised. Pure: model, redact, slug.
+"""Redaction of whole records (cards, entity pages) before they are serialised. Pure: model, redact, vault.slug.
 
 codec.card_to_text and codec.entity_to_text call these, so no writer (distill, remember, forget, import,
 reindex, doctor --fix) can put a secret on disk by forgetting a step.

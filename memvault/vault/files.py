@@ -1,0 +1,146 @@
+"""Low-level file operations: the only code in memvault that writes, renames, removes or locks files.
+
+Whole-file writes are atomic (temp file in the same folder, fsync, os.replace). Appends use O_APPEND with one
+write() per batch of whole lines, after repairing a torn last line; the caller holds the append lock (flock).
+Knows nothing of the vault's layout: callers pass paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write a whole file so that readers see the old bytes or the new bytes, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def repair_torn_tail(path: Path) -> int:
+    """Cut a last line that a crash left without its newline. Returns the number of bytes removed.
+
+    Trigger: the file does not end in b"\\n". Why: a torn line is an incomplete write of ours and appending after
+    it would glue a good line onto garbage. Outcome: the fragment is dropped (capture is idempotent, so the
+    next capture of the same log stores that turn again).
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    if size == 0:
+        return 0
+    with open(path, "rb+") as fh:
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        # Walk back to the previous newline in chunks.
+        pos = size
+        while pos > 0:
+            step = min(65536, pos)
+            fh.seek(pos - step)
+            chunk = fh.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                pos = pos - step + nl + 1
+                break
+            pos -= step
+        fh.truncate(pos)
+        fh.flush()
+        os.fsync(fh.fileno())
+        return size - pos
+
+
+def append_lines(path: Path, lines: list[str]) -> None:
+    """Append whole lines with one write(). The caller holds the append lock."""
+    if not lines:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    repair_torn_tail(path)
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:  # a regular file takes it in one go; loop only for pathological short writes
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def iter_lines(path: Path, max_line_bytes: int = 64 * 1024 * 1024) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, raw line without newline) for each line; None for a line over the cap (not loaded)."""
+    with open(path, "rb") as fh:
+        lineno = 0
+        while True:
+            chunk = fh.readline(max_line_bytes + 1)
+            if not chunk:
+                return
+            lineno += 1
+            if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
+                while chunk and not chunk.endswith(b"\n"):
+                    chunk = fh.readline(1024 * 1024)
+                yield lineno, None
+                continue
+            yield lineno, chunk.rstrip(b"\n")
+
+
+@contextlib.contextmanager
+def flock(path: Path, blocking: bool) -> Iterator[int]:
+    """An exclusive flock on `path` (created if missing) for the `with` block; BlockingIOError when not
+    `blocking` and another process holds it. Yields the open descriptor."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        flags = fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(fd, flags)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise BlockingIOError from None
+            raise
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the flock; the kernel also releases it when the process dies (kill -9)
+
+
+def ends_with_newline(path: Path) -> bool:
+    """True when the file is empty or its last byte is a newline (no torn line at the end)."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return True
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+def remove_file(path: Path) -> bool:
+    """Remove one file; a file that is already gone is fine. Returns whether a file was removed."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def ensure_dir(path: Path) -> Path:
+    """The folder `path`, created with its parents if missing."""
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,3 +118,32 @@ class Entity:
     kind: str | None = None
     prose: str = ""
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+# Card links: pure transitions every writer of cards shares (distill, remember, import, synopsis rule).
+
+
+def union(a: Iterable[str], b: Iterable[str]) -> tuple[str, ...]:
+    """Items of `a`, then those of `b` not in `a`, in order."""
+    out = list(a)
+    out += [x for x in b if x not in out]
+    return tuple(out)
+
+
+def _day(card: Card) -> str:
+    return (card.valid_from or card.created or "")[:10]
+
+
+def supersede(old: Card, new: Card) -> tuple[Card, Card]:
+    """Link `new` as the successor of `old`, or, when `new` holds from an earlier date than `old` (learned late
+    but true earlier), make `new` born superseded by `old`. Returns (old', new')."""
+    if _day(new) and _day(old) and _day(new) < _day(old):
+        born = dataclasses.replace(
+            new, status="superseded", valid_to=_day(old), superseded_by=union(new.superseded_by, (old.id,)),
+        )
+        return dataclasses.replace(old, supersedes=union(old.supersedes, (new.id,))), born
+    retired = dataclasses.replace(
+        old, status="superseded", valid_to=_day(new) or old.valid_to,
+        superseded_by=union(old.superseded_by, (new.id,)),
+    )
+    return retired, dataclasses.replace(new, supersedes=union(new.supersedes, (old.id,)))

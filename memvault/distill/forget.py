@@ -22,6 +22,7 @@ from memvault.vault import codec
 from memvault.errors import NoMatch, UsageError
 from memvault.model import Card, Episode, Revoke
 from memvault.vault.pages import EntityTable, recover, write_change_set
+from memvault.vault.files import remove_file
 from memvault.vault.store import Vault, append_lines, atomic_write, iter_lines
 
 LOCK_WHAT = "distill or another card change"
@@ -155,8 +156,7 @@ def _drop_index(vault: Vault) -> list[str]:
     gone = []
     for pattern in ("index*", "search*"):
         for path in sorted(vault.local.glob(pattern)):
-            if path.is_file():
-                path.unlink(missing_ok=True)
+            if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
     return gone
 

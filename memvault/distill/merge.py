@@ -12,7 +12,7 @@ import re
 import unicodedata
 from typing import Iterable
 
-from memvault.model import Card
+from memvault.model import Card, supersede, union  # noqa: F401 - re-exported
 
 _LINE = re.compile(r"\s+")
 
@@ -115,13 +115,6 @@ def merge_into(old: Card, new: Card) -> Card:
     )
 
 
-def union(a: Iterable[str], b: Iterable[str]) -> tuple[str, ...]:
-    """Items of `a`, then those of `b` not in `a`, in order."""
-    out = list(a)
-    out += [x for x in b if x not in out]
-    return tuple(out)
-
-
 # ---------------------------------------------------------------- supersede
 
 
@@ -143,20 +136,3 @@ def state_conflicts(new: Card, existing: Iterable[Card]) -> list[Card]:
     return [c for c in existing if c.status == "active" and c.id != new.id and state_key(c) == key]
 
 
-def _day(card: Card) -> str:
-    return (card.valid_from or card.created or "")[:10]
-
-
-def supersede(old: Card, new: Card) -> tuple[Card, Card]:
-    """Link `new` as the successor of `old`, or, when `new` holds from an earlier date than `old` (learned late
-    but true earlier), make `new` born superseded by `old`. Returns (old', new')."""
-    if _day(new) and _day(old) and _day(new) < _day(old):
-        born = dataclasses.replace(
-            new, status="superseded", valid_to=_day(old), superseded_by=union(new.superseded_by, (old.id,)),
-        )
-        return dataclasses.replace(old, supersedes=union(old.supersedes, (new.id,))), born
-    retired = dataclasses.replace(
-        old, status="superseded", valid_to=_day(new) or old.valid_to,
-        superseded_by=union(old.superseded_by, (new.id,)),
-    )
-    return retired, dataclasses.replace(new, supersedes=union(new.supersedes, (old.id,)))

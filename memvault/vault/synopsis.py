@@ -11,9 +11,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from memvault.distill import cards as cardlib
 from memvault.vault import codec
-from memvault.model import Card
+from memvault.model import Card, supersede
 from memvault.vault.store import Vault
 
 KIND = "synopsis"
@@ -65,7 +64,7 @@ def link_synopses(vault: Vault, all_cards: Mapping[str, Card], working: dict[str
             for card in (old, latest):
                 if card.id not in working:
                     before[card.id] = all_cards.get(card.id, card)
-            old2, new2 = cardlib.supersede(working.get(old.id, old), working.get(latest.id, latest))
+            old2, new2 = supersede(working.get(old.id, old), working.get(latest.id, latest))
             working[old.id], working[latest.id] = old2, new2
     _journal(record, working, before)
     slugs = sorted({s for cid in set(working) - given for s in working[cid].entities})

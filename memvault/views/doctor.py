@@ -15,6 +15,7 @@ from memvault.vault import pages
 from memvault.views import secretscan
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
+from memvault.vault.files import ends_with_newline, remove_file
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
 
@@ -43,7 +44,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     files = vault.episode_files()
     report.files += len(files)
     for path in files:
-        if not _ends_with_newline(path):
+        if not ends_with_newline(path):
             errors.append(VaultFormatError(vault.rel(path), None, "last line is torn (no newline at the end); "
                                            "the next capture repairs it"))
     for _ in vault.iter_records(files=files, problems=errors):
@@ -243,17 +244,6 @@ def _fix_derived(vault: Vault) -> list[str]:
     index = vault.local / "search.sqlite"
     for suffix in ("", "-wal", "-shm"):
         stale = index.with_name(index.name + suffix)
-        if stale.exists():
-            stale.unlink()
-            if not suffix:
-                fixed.append(".memvault/search.sqlite: removed, rebuilt on the next search")
+        if remove_file(stale) and not suffix:
+            fixed.append(".memvault/search.sqlite: removed, rebuilt on the next search")
     return fixed
-
-
-def _ends_with_newline(path) -> bool:
-    size = path.stat().st_size
-    if size == 0:
-        return True
-    with open(path, "rb") as fh:
-        fh.seek(size - 1)
-        return fh.read(1) == b"\n"

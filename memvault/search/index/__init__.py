@@ -26,8 +26,6 @@ from __future__ import annotations
 from memvault.search.index.cards import BULK
 from memvault.search.index.core import Index
 from memvault.search.index.entities import entity_names, resolve_entity
-from memvault.search.index.parse import parse_card_fast
-from memvault.search.index.prepare import card_record
 from memvault.search.index.reads import CardFilter, fts_all, fts_match
 from memvault.search.index.report import RefreshReport
 from memvault.search.index.schema import CARD_FIELDS, EPISODE_FIELDS, FILE, SCHEMA
@@ -35,6 +33,18 @@ from memvault.vault.locate import locate_vault
 
 # The vault's location, found without importing yaml (vault.store does) on the search fast path.
 find_root = locate_vault
+
+_LAZY = {"parse_card_fast": "parse", "card_record": "prepare"}
+
+
+def __getattr__(name: str):
+    """parse_card_fast and card_record load their modules on first use: a search that finds nothing changed
+    never parses a card."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"memvault.search.index.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["BULK", "CARD_FIELDS", "EPISODE_FIELDS", "FILE", "SCHEMA", "CardFilter", "Index", "RefreshReport",
            "card_record", "entity_names", "find_root", "fts_all", "fts_match", "parse_card_fast",

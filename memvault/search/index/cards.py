@@ -9,7 +9,6 @@ import os
 from typing import Any
 
 from memvault.search.index import schema
-from memvault.search.index.prepare import prepare_card, prepare_star
 from memvault.search.index.report import RefreshReport
 
 BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
@@ -79,6 +78,8 @@ class CardsMixin:
 
     def index_card_file(self, path: str, month: str, report: RefreshReport, old=None) -> None:
         """(Re)index one card file, given its path relative to the vault root."""
+        from memvault.search.index.prepare import prepare_card  # only when a card changed: not on a plain search
+
         self._apply(path, month, old, prepare_card(str(self.root), path, self.mode), report)
 
     def _index_many(self, todo: list[tuple[str, str, Any]], report: RefreshReport) -> None:
@@ -91,6 +92,8 @@ class CardsMixin:
             return
         import gc
         import multiprocessing
+
+        from memvault.search.index.prepare import prepare_star
 
         # A bulk write touches B-tree pages all over the tables and indexes: with SQLite's 2 MB default cache
         # most inserts miss it. 64 MB for the length of this connection only.

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from memvault.search import tokenize
-from memvault.search.index.parse import parse_entity, parse_entity_fast
 from memvault.search.index.report import RefreshReport
 
 
@@ -36,6 +35,7 @@ class EntitiesMixin:
                     if known.get(slug) == (st.st_mtime_ns, st.st_size):
                         continue
                     rel = f"entities/{entry.name}"
+                    from memvault.search.index.parse import parse_entity, parse_entity_fast  # a page changed
                     try:
                         text = Path(entry.path).read_text(encoding="utf-8")
                         data = parse_entity_fast(text, slug) or parse_entity(text, rel, slug)

@@ -21,6 +21,7 @@ PRF_DOCS, PRF_TERMS, PRF_WEIGHT = 5, 0, 0.3  # feedback on episodes; off: measur
 
 
 def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
+    """Episodes (raw turns) for the query analysed with the episode stemmer, scored, unsorted."""
     n_docs, avg = idx.episode_stats()
     known = [t for t in q.terms if q.idfs[t] < bm25.max_idf(max(n_docs, 1)) - 1e-9]
     if not n_docs or not known:

@@ -25,6 +25,7 @@ ENTITY_NAME_WEIGHT = 1.0
 
 
 def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
+    """Cards for the analysed query, scored, unsorted; `why` still in index terms (service makes it readable)."""
     n_docs, avg = idx.card_stats()
     if not n_docs:
         return []

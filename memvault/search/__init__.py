@@ -1,1 +1,12 @@
-"""memvault.search."""
+"""memvault.search: finding cards and episodes for a question.
+
+Owns: tokenising (tokenize), BM25 scoring (bm25), the derived SQLite index with every SQL statement of
+memvault (index/), query analysis (intent, query), card ranking (ranking), episode search (episodes), what a
+hit shows (snippets), the result tuples (results), and the entry point with settings and options (service).
+A query flows service -> query / ranking / episodes -> index, never back up.
+
+May import: the core (memvault.errors, model, choices), redact, and vault (locate at module level; codec and
+store only lazily, on slow paths). Must not import: capture (a sibling), distill, views, cli. Must not open
+files for writing except the index's own SQLite file under `.memvault/`. No module-level import of yaml,
+rapidfuzz, snowballstemmer or jieba on the search path (cli/fast.py imports search.service at every search).
+"""

@@ -157,14 +157,8 @@ def _pinned(idx: Index, kinds: Sequence[str], project: str | None) -> list[_Cand
     Ordered by bucket, then newest first, then id: the same cards give the same pack on every machine."""
     if not kinds:
         return []
-    sql = (f"SELECT id, kind, title, body, project, status, created, valid_from, superseded_by FROM cards"
-           f" WHERE status = 'active' AND kind IN ({','.join('?' * len(kinds))})")
-    args: list[Any] = list(kinds)
-    if project:
-        sql += " AND (project = ? OR project IS NULL)"
-        args.append(project)
     out: dict[str, _Candidate] = {}
-    for row in idx.db.execute(sql + " ORDER BY path", args):
+    for row in idx.pinned_rows(kinds, project):
         out.setdefault(row[0], _candidate(row, pinned=True))  # a git merge may leave one id in two files
     # Only the latest synopsis of each project is pinned, even where older data left two of them active.
     latest: dict[str | None, _Candidate] = {}
@@ -220,9 +214,7 @@ def _recall(vault: Vault, query: str, project: str | None, skip: set[str]) -> tu
 
 def _rows(idx: Index, ids: Sequence[str]) -> dict[str, tuple]:
     rows: dict[str, tuple] = {}
-    for row in idx.db.execute(
-            f"SELECT id, kind, title, body, project, status, created, valid_from, superseded_by FROM cards"
-            f" WHERE id IN ({','.join('?' * len(ids))}) ORDER BY path", list(ids)):
+    for row in idx.summary_rows(ids):
         rows.setdefault(row[0], row)
     return rows
 

@@ -15,17 +15,13 @@ def neighbours(idx: Index, ident: str, limit: int = 20, include_all: bool = Fals
     less: weight = sum of 1/log2(1 + cards of the entity)). An entity's neighbours: its cards and the entities
     they also name."""
     idx.refresh()
-    status = "" if include_all else " AND c.status != 'retracted'"
-    row = idx.db.execute("SELECT rowid, id, kind, title, project, status FROM cards WHERE id = ?", (ident,)).fetchone()
+    row = idx.card_head(ident)
     if row:
-        ents = [e for (e,) in idx.db.execute("SELECT entity FROM card_entities WHERE card = ? ORDER BY entity",
-                                             (row[0],))]
+        ents = idx.card_entities_sorted(row[0])
         found: dict[str, dict[str, Any]] = {}
         for ent in ents:
-            degree = idx.db.execute("SELECT count(*) FROM card_entities WHERE entity = ?", (ent,)).fetchone()[0]
-            for cid, kind, title, project, st in idx.db.execute(
-                    "SELECT c.id, c.kind, c.title, c.project, c.status FROM card_entities e JOIN cards c"
-                    f" ON c.rowid = e.card WHERE e.entity = ? AND c.rowid != ?{status}", (ent, row[0])):
+            degree = idx.entity_degree(ent)
+            for cid, kind, title, project, st in idx.entity_neighbours(ent, row[0], include_all):
                 n = found.setdefault(cid, {"id": cid, "type": "card", "kind": kind, "title": title,
                                            "project": project, "status": st, "via": [], "weight": 0.0})
                 n["via"].append(ent)
@@ -39,15 +35,9 @@ def neighbours(idx: Index, ident: str, limit: int = 20, include_all: bool = Fals
     if found is None:
         raise NoMatch(f"no card or entity named {ident!r}")
     slug, names = found
-    marks = ",".join("?" * len(names))
     cards = [{"id": r[0], "type": "card", "kind": r[1], "title": r[2], "project": r[3], "status": r[4],
-              "via": [slug], "weight": 1.0} for r in idx.db.execute(
-        f"SELECT DISTINCT c.id, c.kind, c.title, c.project, c.status FROM card_entities e JOIN cards c"
-        f" ON c.rowid = e.card WHERE e.entity IN ({marks}){status} ORDER BY c.created DESC, c.id", sorted(names))]
-    co = idx.db.execute(
-        f"SELECT e2.entity, count(*) FROM card_entities e1 JOIN card_entities e2 ON e1.card = e2.card"
-        f" WHERE e1.entity IN ({marks}) AND e2.entity NOT IN ({marks}) GROUP BY e2.entity"
-        f" ORDER BY count(*) DESC, e2.entity", (*sorted(names), *sorted(names))).fetchall()
+              "via": [slug], "weight": 1.0} for r in idx.cards_naming(sorted(names), include_all)]
+    co = idx.co_entities(sorted(names))
     ents = [{"id": e, "type": "entity", "title": e, "via": [], "weight": float(n)} for e, n in co]
     title = next((n for n in names if n != slug), slug)  # the page's name when it has one
     return {"center": {"id": slug, "type": "entity", "title": title},
@@ -63,12 +53,10 @@ def _log2(x: float) -> float:
 def whole_graph(idx: Index, include_all: bool = False) -> dict[str, Any]:
     """Every card and entity as nodes, card-entity mentions as edges; sorted, so the bytes are deterministic."""
     idx.refresh()
-    status = "" if include_all else " WHERE status != 'retracted'"
     cards = [{"id": r[0], "type": "card", "kind": r[1], "title": r[2], "project": r[3], "status": r[4]}
-             for r in idx.db.execute(f"SELECT id, kind, title, project, status FROM cards{status} ORDER BY id")]
+             for r in idx.card_heads(include_all)]
     keep = {c["id"] for c in cards}
-    edges = sorted({(cid, ent) for cid, ent in idx.db.execute(
-        "SELECT c.id, e.entity FROM card_entities e JOIN cards c ON c.rowid = e.card") if cid in keep})
+    edges = sorted({(cid, ent) for cid, ent in idx.card_entity_pairs() if cid in keep})
     ents = sorted({e for _, e in edges})
     return {"nodes": cards + [{"id": e, "type": "entity", "title": e} for e in ents],
             "edges": [{"source": a, "target": b} for a, b in edges]}

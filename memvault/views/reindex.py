@@ -40,7 +40,7 @@ def reindex(vault: Vault, mode: str | None = None, on_progress: Callable[[str], 
             on_progress("indexing cards, entities and episodes")
         report = idx.refresh(episodes=True, full=True)
         result.cards = report.cards_added
-        result.entities = idx.db.execute("SELECT count(*) FROM entities").fetchone()[0]
+        result.entities = idx.entity_count()
         result.episodes = report.episodes_added
         result.problems = report.problems
     result.seconds = time.perf_counter() - started

@@ -42,17 +42,13 @@ def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool =
         slug = resolve_entity(idx, ident)
         if slug is None:
             raise NoMatch(f"no card or entity named {ident!r}")
-        row = idx.db.execute("SELECT slug, name, aliases, kind, prose FROM entities WHERE slug = ? OR name = ?",
-                             (slug, slug)).fetchone()
+        row = idx.entity_page(slug)
         names = {slug}
         if row:
             names.update((row[0], row[1]))
         cards = [
             {"id": r[0], "kind": r[1], "title": r[2], "project": r[3], "status": r[4], "created": r[5]}
-            for r in idx.db.execute(
-                f"SELECT DISTINCT c.id, c.kind, c.title, c.project, c.status, c.created FROM card_entities e"
-                f" JOIN cards c ON c.rowid = e.card WHERE e.entity IN ({','.join('?' * len(names))})"
-                f" ORDER BY c.created DESC, c.id", sorted(names))
+            for r in idx.cards_naming(sorted(names), created=True)
         ]
     return {"type": "entity", "id": row[0] if row else slug, "name": row[1] if row else slug,
             "aliases": json.loads(row[2]) if row else [], "kind": row[3] if row else None,

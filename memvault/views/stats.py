@@ -19,9 +19,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
     # nothing changed): parsing 100k cards' YAML would take ~12 s.
     with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
         problems.extend(idx.refresh().problems)
-        statuses = dict(idx.db.execute("SELECT status, count(*) FROM cards GROUP BY status").fetchall())
-        card_projects = dict(idx.db.execute(
-            "SELECT coalesce(nullif(project, ''), '-'), count(*) FROM cards GROUP BY 1").fetchall())
+        statuses = idx.status_counts()
+        card_projects = idx.project_counts()
     n_cards = sum(statuses.values())
     journal = vault.journal(problems=problems)
     distilled = distilled_ids(journal)

@@ -1,0 +1,219 @@
+"""Card files in the index: which month folders and files changed, (re)indexing them one by one or, for a bulk
+build, in worker processes, deleting them, and the running field-length totals BM25 needs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Any
+
+from memvault.search.index import schema
+from memvault.search.index.report import RefreshReport
+
+BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
+
+
+class CardsMixin:
+    """Part of Index (core.py): expects self.db, self.root, self.mode, self.stat_all_below."""
+
+    def _refresh_cards(self, report: RefreshReport, full: bool) -> None:
+        cards_dir = self.root / "cards"
+        stored = dict(self.db.execute("SELECT path, mtime_ns FROM dirs WHERE path LIKE 'cards/%'").fetchall())
+        current: dict[str, int] = {}
+        with contextlib.suppress(FileNotFoundError):
+            with os.scandir(cards_dir) as it:
+                for entry in it:
+                    if entry.is_dir() and not entry.name.startswith("."):
+                        current[f"cards/{entry.name}"] = entry.stat().st_mtime_ns
+        full = full or self.card_count() < self.stat_all_below
+        for rel in stored.keys() - current.keys():
+            self._drop_month(rel, report)
+            self.db.execute("DELETE FROM dirs WHERE path = ?", (rel,))
+        todo = sorted(rel for rel, mtime in current.items() if full or stored.get(rel) != mtime)
+        if not todo:
+            return
+        known: dict[str, dict[str, tuple]] = {}
+        rows = self.db.execute("SELECT rowid, path, month, mtime_ns, size, hash FROM cards") if full else (
+            self.db.execute(f"SELECT rowid, path, month, mtime_ns, size, hash FROM cards WHERE month IN"
+                            f" ({','.join('?' * len(todo))})", todo))
+        for rowid, p, month, m, z, h in rows:
+            known.setdefault(month, {})[p] = (rowid, m, z, h)
+        changed: list[tuple[str, str, Any]] = []
+        for rel in todo:
+            self._sync_month(rel, known.get(rel, {}), report, changed)
+            if stored.get(rel) != current[rel]:
+                self.db.execute("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", (rel, current[rel]))
+        self._index_many(changed, report)
+
+    def _drop_month(self, rel: str, report: RefreshReport) -> None:
+        for (rowid,) in self.db.execute("SELECT rowid FROM cards WHERE month = ?", (rel,)).fetchall():
+            self._delete_card(rowid)
+            report.cards_removed += 1
+
+    def _sync_month(self, rel: str, known: dict[str, tuple], report: RefreshReport,
+                    todo: list[tuple[str, str, Any]]) -> None:
+        seen = set()
+        with contextlib.suppress(FileNotFoundError):
+            with os.scandir(self.root / rel) as it:
+                for entry in it:
+                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
+                        continue
+                    path = f"{rel}/{entry.name}"
+                    seen.add(path)
+                    old = known.get(path)
+                    if old is None:  # new to the index: indexing reads and stats it (a build skips 100k stats)
+                        todo.append((path, rel, None))
+                        continue
+                    try:
+                        st = entry.stat()
+                    except FileNotFoundError:
+                        continue
+                    if old[1] == st.st_mtime_ns and old[2] == st.st_size:
+                        continue
+                    todo.append((path, rel, old))
+        for path in known.keys() - seen:
+            self._delete_card(known[path][0])
+            report.cards_removed += 1
+
+    def index_card_file(self, path: str, month: str, report: RefreshReport, old=None) -> None:
+        """(Re)index one card file, given its path relative to the vault root."""
+        from memvault.search.index.prepare import prepare_card  # only when a card changed: not on a plain search
+
+        self._apply(path, month, old, prepare_card(str(self.root), path, self.mode), report)
+
+    def _index_many(self, todo: list[tuple[str, str, Any]], report: RefreshReport) -> None:
+        """Index many card files. A bulk build (first search, reindex, a big git pull) reads, parses, tokenises
+        and encodes in worker processes while this process only writes SQLite: measured at 100k cards, the
+        writer is the critical path (FTS5 inserts), so it does as little Python per card as possible."""
+        if len(todo) < BULK:
+            for path, month, old in todo:
+                self.index_card_file(path, month, report, old)
+            return
+        import gc
+        import multiprocessing
+
+        from memvault.search.index.prepare import prepare_star
+
+        # A bulk write touches B-tree pages all over the tables and indexes: with SQLite's 2 MB default cache
+        # most inserts miss it. 64 MB for the length of this connection only.
+        self.db.execute("PRAGMA cache_size = -65536")
+        jobs = [(str(self.root), path, self.mode) for path, _m, _o in todo]
+        workers = max(1, min(4, (os.cpu_count() or 1)))
+        top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
+        if top == 0:
+            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end.
+            schema.drop_secondary(self.db)
+        # Trigger: a bulk build allocates millions of short-lived objects (rows, results from the workers) while
+        # the heap holds few cycles. Why: the cyclic collector then rescans the growing heap again and again
+        # (measured: a quarter of the writer's time). Outcome: off for the build, back on after.
+        gc_was = gc.isenabled()
+        gc.disable()
+        cards: list[tuple] = []
+        fts: list[tuple] = []
+        ents: list[tuple[int, str]] = []
+        slugs: dict[str, None] = {}
+        sums = [0, 0, 0, 0, 0]
+        rowid = top
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, jobs, chunksize=256)):
+                    if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
+                        self._apply(path, month, old, prepared, report)  # updates, deletions, problems
+                        continue
+                    _ok, (mtime, size), digest, (fields, texts, names, lens), _problem = prepared
+                    rowid += 1
+                    cards.append((rowid, path, month, mtime, size, digest, *fields))
+                    fts.append((rowid, *texts))
+                    for name in names:
+                        ents.append((rowid, name))
+                        slugs[name] = None
+                    sums[0] += 1
+                    sums[1] += lens[0]
+                    sums[2] += lens[1]
+                    sums[3] += lens[2]
+                    sums[4] += lens[3]
+                    if len(cards) >= 5000:
+                        self._write_rows(cards, fts, ents)
+                        cards, fts, ents = [], [], []
+            self._write_rows(cards, fts, ents)
+            report.cards_added += sums[0]
+            self._bump(sums[0], sums[1:])
+            for e in slugs:
+                self._add_keys(e, [e.replace("-", " ")])
+        finally:
+            if gc_was:
+                gc.enable()
+            if top == 0:
+                schema.create_secondary(self.db)
+
+    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str]]) -> None:
+        self.db.executemany(schema.INSERT_CARD, cards)
+        self.db.executemany(schema.INSERT_CFTS, fts)
+        self.db.executemany(schema.INSERT_CARD_ENTITY, ents)
+
+    def _apply(self, path: str, month: str, old, prepared: tuple, report: RefreshReport) -> None:
+        state = prepared[0]
+        if state == "gone":
+            if old:
+                self._delete_card(old[0])
+                report.cards_removed += 1
+            return
+        _state, st, digest, rec, problem = prepared
+        if old and old[3] == digest:
+            self.db.execute("UPDATE cards SET mtime_ns = ?, size = ? WHERE rowid = ?", (st[0], st[1], old[0]))
+            return
+        if problem:
+            report.problems.append(problem)
+        if old:
+            self._delete_card(old[0])
+        if rec is None:
+            return
+        self._insert_card(path, month, st, digest, rec)
+        if old:
+            report.cards_updated += 1
+        else:
+            report.cards_added += 1
+
+    def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, rec: tuple) -> None:
+        fields, texts, names, lens = rec
+        rowid = self.db.execute(schema.INSERT_CARD, (None, path, month, st[0], st[1], digest, *fields)).lastrowid
+        self.db.execute(schema.INSERT_CFTS, (rowid, *texts))
+        if names:
+            self.db.executemany(schema.INSERT_CARD_ENTITY, [(rowid, e) for e in names])
+        for e in names:
+            self._add_keys(e, [e.replace("-", " ")])
+        self._bump(1, lens)
+
+    def _delete_card(self, rowid: int) -> None:
+        row = self.db.execute("SELECT len_title, len_entities, len_body, len_tags FROM cards WHERE rowid = ?",
+                              (rowid,)).fetchone()
+        if row is None:
+            return
+        self.db.execute("DELETE FROM cards WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM cfts WHERE rowid = ?", (rowid,))
+        self.db.execute("DELETE FROM card_entities WHERE card = ?", (rowid,))
+        self._bump(-1, [-x for x in row])
+
+    def _bump(self, n: int, lens: list[int]) -> None:
+        """Running totals for BM25's average field lengths; written once per refresh (_save_totals)."""
+        totals = self._totals()
+        totals[0] += n
+        for i, x in enumerate(lens):
+            totals[i + 1] += x
+        self._totals_dirty = True
+
+    def _save_totals(self) -> None:
+        if getattr(self, "_totals_dirty", False):
+            totals = self._totals()
+            self.set_meta("n_cards", str(totals[0]))
+            self.set_meta("card_lens", json.dumps(totals[1:]))
+            self._totals_dirty = False
+
+    def _totals(self) -> list[int]:
+        cached = getattr(self, "_totals_cache", None)
+        if cached is not None:
+            return cached
+        lens = json.loads(self.meta("card_lens", "[0,0,0,0]") or "[0,0,0,0]")
+        self._totals_cache = [int(self.meta("n_cards", "0") or 0), *lens]
+        return self._totals_cache

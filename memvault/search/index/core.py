@@ -1,0 +1,123 @@
+"""The Index object: opening, closing and clearing the index, meta values, and the refresh transaction.
+
+The work is done by mixins, one per part of the index: cards.py (card files), entities.py (entity pages and
+names), episodes.py (episode day files), reads.py (what ranking reads), browse.py (what views read).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from memvault.search.index import schema
+from memvault.search.index.browse import BrowseMixin
+from memvault.search.index.cards import CardsMixin
+from memvault.search.index.entities import EntitiesMixin
+from memvault.search.index.episodes import EpisodesMixin
+from memvault.search.index.reads import ReadsMixin, marks
+from memvault.search.index.report import RefreshReport
+
+
+class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
+    """An open index of one vault. Use as a context manager; `refresh()` brings it up to date."""
+
+    def __init__(self, root: Path, mode: str = "bigram", stat_all_below: int = 5000):
+        self.root = Path(root)
+        self.mode = mode
+        self.stat_all_below = stat_all_below
+        self.path = self.root / ".memvault" / schema.FILE
+        self.db = self._connect()
+
+    # -- lifecycle
+    def _connect(self) -> sqlite3.Connection:
+        return schema.connect(self.path, self.mode)
+
+    def _remove_files(self) -> None:
+        schema.remove_files(self.path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def clear(self) -> None:
+        """Forget everything (the next refresh re-reads the whole vault)."""
+        self.db.close()
+        self._remove_files()
+        self.db = self._connect()
+
+    # -- meta
+    def meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", (key, value))
+
+    # -- refresh
+    def refresh(self, episodes: bool = False, full: bool = False,
+                on_progress: Callable[[str], None] | None = None) -> RefreshReport:
+        """Bring the index up to date with the files. `full` stats every card file even when no folder moved."""
+        # A deferred transaction costs nothing when nothing changed (the common case). Trigger: another process
+        # wrote meanwhile, so our read snapshot cannot become a write. Outcome: start over with a write lock.
+        for begin in ("BEGIN", "BEGIN IMMEDIATE"):
+            report = RefreshReport()
+            self._totals_cache = None
+            self.db.execute(begin)
+            try:
+                self._refresh_cards(report, full)
+                self._refresh_entities(report)
+                if episodes:
+                    self._refresh_episodes(report)
+                self._save_totals()
+                self.db.execute("COMMIT")
+                return report
+            except sqlite3.OperationalError as exc:
+                self.db.execute("ROLLBACK")
+                self._totals_cache = None
+                if begin == "BEGIN IMMEDIATE" or "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                self._totals_cache = None
+                raise
+        raise AssertionError("unreachable")
+
+    def card_count(self) -> int:
+        return int(self.meta("n_cards", "0") or 0)
+
+    # -- freshness of single hits
+    def verify_cards(self, rowids: list[int]) -> bool:
+        """Stat the files of these hits; re-index any that changed. True when all were current."""
+        stale = []
+        for rowid, path, month, m, s, h in self.db.execute(
+            f"SELECT rowid, path, month, mtime_ns, size, hash FROM cards WHERE rowid IN ({marks(rowids)})",
+            rowids,
+        ):
+            try:
+                st = os.stat(self.root / path)
+            except FileNotFoundError:
+                stale.append((path, month, (rowid, m, s, h)))
+                continue
+            if (st.st_mtime_ns, st.st_size) != (m, s):
+                stale.append((path, month, (rowid, m, s, h)))
+        if not stale:
+            return True
+        report = RefreshReport()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for path, month, old in stale:
+                self.index_card_file(path, month, report, old)
+            self._save_totals()
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self._totals_cache = None
+            raise
+        return report.changed == 0

@@ -1,0 +1,121 @@
+"""Entities in the index: entity pages (name, aliases, prose), the token keys a query names an entity by, and
+finding an entity by any of its names."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from memvault.search import tokenize
+from memvault.search.index.report import RefreshReport
+
+
+class EntitiesMixin:
+    """Part of Index (core.py): expects self.db, self.root, self.mode."""
+
+    def _refresh_entities(self, report: RefreshReport) -> None:
+        folder = self.root / "entities"
+        try:
+            mtime = os.stat(folder).st_mtime_ns
+        except FileNotFoundError:
+            mtime = 0
+        known = {s: (m, z) for s, m, z in self.db.execute("SELECT slug, mtime_ns, size FROM entities")}
+        seen = set()
+        if mtime:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
+                        continue
+                    slug = entry.name[:-3]
+                    seen.add(slug)
+                    st = entry.stat()
+                    if known.get(slug) == (st.st_mtime_ns, st.st_size):
+                        continue
+                    rel = f"entities/{entry.name}"
+                    from memvault.search.index.parse import parse_entity, parse_entity_fast  # a page changed
+                    try:
+                        text = Path(entry.path).read_text(encoding="utf-8")
+                        data = parse_entity_fast(text, slug) or parse_entity(text, rel, slug)
+                    except Exception as exc:  # noqa: BLE001 - a damaged page is skipped, never fatal
+                        report.problems.append(f"{rel}: {getattr(exc, 'reason', None) or 'cannot be read'}")
+                        continue
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO entities(slug, name, aliases, kind, prose, mtime_ns, size)"
+                        " VALUES (?,?,?,?,?,?,?)",
+                        (slug, data["name"], json.dumps(data["aliases"], ensure_ascii=False), data["kind"],
+                         data["prose"], st.st_mtime_ns, st.st_size))
+                    # Cards name an entity by its slug or by its page's name (雾港 lives in wugang.md).
+                    for target in dict.fromkeys([slug, str(data["name"])]):
+                        self._add_keys(target, [slug, data["name"], *data["aliases"]])
+                    report.entities += 1
+        for slug in known.keys() - seen:
+            self.db.execute("DELETE FROM entities WHERE slug = ?", (slug,))
+            report.entities += 1
+
+    def _add_keys(self, slug: str, names: Iterable[str]) -> None:
+        """Names and aliases of an entity as token keys, so a query naming it finds it without a scan."""
+        names = list(names)
+        seen = self.__dict__.setdefault("_keys_seen", set())
+        if (slug, *names) in seen:
+            return
+        seen.add((slug, *names))
+        rows = []
+        for name in names:
+            toks = tokenize.tokens(str(name), self.mode)
+            if toks:
+                rows.append((" ".join(dict.fromkeys(toks)), slug, toks[0]))
+        self.db.executemany("INSERT OR IGNORE INTO entity_keys(key, slug, first) VALUES (?,?,?)", rows)
+
+    # -- reads
+    def entity_count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM entities").fetchone()[0]
+
+    def entity_page(self, slug: str) -> tuple | None:
+        """(slug, name, aliases as JSON, kind, prose) of the page called `slug` (by slug or name), or None."""
+        return self.db.execute("SELECT slug, name, aliases, kind, prose FROM entities WHERE slug = ? OR name = ?",
+                               (slug, slug)).fetchone()
+
+    def entity_keys(self, firsts: list[str]) -> list[tuple[str, str]]:
+        """(key, slug) of every entity name whose first token is one of `firsts`."""
+        return self.db.execute(f"SELECT key, slug FROM entity_keys WHERE first IN ({','.join('?' * len(firsts))})",
+                               firsts).fetchall()
+
+    def entity_keys_starting(self, letter: str) -> list[tuple[str, str]]:
+        """(key, slug) of every one-token entity name starting with `letter`."""
+        return self.db.execute(
+            "SELECT key, slug FROM entity_keys WHERE first >= ? AND first < ? AND key NOT LIKE '% %'",
+            (letter, chr(ord(letter) + 1))).fetchall()
+
+    def entity_degree(self, slug: str) -> int:
+        """How many cards name the entity."""
+        return self.db.execute("SELECT count(*) FROM card_entities WHERE entity = ?", (slug,)).fetchone()[0]
+
+
+# ---------------------------------------------------------------- entities by any name
+
+
+def resolve_entity(idx: Any, ident: str) -> str | None:
+    """Slug of the entity called `ident` (slug, page name, alias, or a name cards use without a page)."""
+    row = idx.db.execute("SELECT slug FROM entities WHERE slug = ? OR name = ?", (ident, ident)).fetchone()
+    if row:
+        return row[0]
+    for slug, aliases in idx.db.execute("SELECT slug, aliases FROM entities"):
+        if ident.casefold() in (a.casefold() for a in json.loads(aliases)):
+            return slug
+    row = idx.db.execute("SELECT entity FROM card_entities WHERE entity = ? LIMIT 1", (ident,)).fetchone()
+    return row[0] if row else None
+
+
+def entity_names(idx: Any, ident: str) -> tuple[str, list[str]] | None:
+    """(slug, every name cards may use for it: slug and page name), or None when nothing is called `ident`."""
+    slug = resolve_entity(idx, ident)
+    if slug is None:
+        return None
+    names = {slug}
+    row = idx.db.execute("SELECT name FROM entities WHERE slug = ?", (slug,)).fetchone()
+    if row:
+        names.add(row[0])
+    return slug, sorted(names)

@@ -1,0 +1,134 @@
+"""Episodes in the index: the day files under episodes/ (read from the old end as they grow), revoked ids,
+and the episode reads that episode search needs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+from memvault.search import tokenize
+from memvault.search.index.report import RefreshReport
+
+# The columns of an episode row as episode search reads them (the last four: tokenised user and assistant
+# text, and the turn number).
+EP_COLS = ("e.rowid, e.id, e.at, e.project, e.session, e.refs, e.user, e.assistant, f.user, f.assistant, e.turn")
+
+
+class EpisodesMixin:
+    """Part of Index (core.py): expects self.db, self.root, self.mode."""
+
+    def _refresh_episodes(self, report: RefreshReport) -> None:
+        base = self.root / "episodes"
+        files: dict[str, os.stat_result] = {}
+        with contextlib.suppress(FileNotFoundError):
+            for year in sorted(os.listdir(base)):
+                if not (len(year) == 4 and year.isdigit()):
+                    continue
+                for month in sorted(os.listdir(base / year)):
+                    folder = base / year / month
+                    if not (len(month) == 2 and month.isdigit()) or not folder.is_dir():
+                        continue
+                    for name in os.listdir(folder):
+                        if name.endswith(".jsonl") and (st := os.stat(folder / name)).st_mode & 0o170000 == 0o100000:
+                            files[f"episodes/{year}/{month}/{name}"] = st  # regular files only
+        known = {p: (s, m, c) for p, s, m, c in self.db.execute("SELECT path, size, mtime_ns, clean FROM efiles")}
+        for rel in known.keys() - files.keys():
+            self._drop_episode_file(rel)
+            self.db.execute("DELETE FROM efiles WHERE path = ?", (rel,))
+        for rel, st in sorted(files.items()):
+            old = known.get(rel)
+            if old and old[0] == st.st_size and old[1] == st.st_mtime_ns:
+                continue
+            # Day files only grow: read from the old end when the file grew after a clean last line.
+            start = old[0] if old and st.st_size > old[0] and old[2] else 0
+            if not start:
+                self._drop_episode_file(rel)
+            with open(self.root / rel, "rb") as fh:
+                fh.seek(start)
+                data = fh.read()
+            clean = data.endswith(b"\n") or (not data and bool(start))
+            lines = data.split(b"\n")
+            if not clean:
+                # A torn tail (capture was mid-write): index up to the last full line only.
+                tail = lines.pop()
+                size = st.st_size - len(tail)
+                clean = True
+            else:
+                size = st.st_size
+            for raw in lines:
+                if raw.strip():
+                    self._index_episode_line(raw, rel, report)
+            self.db.execute("INSERT OR REPLACE INTO efiles(path, size, mtime_ns, clean) VALUES (?,?,?,?)",
+                            (rel, size, st.st_mtime_ns if size == st.st_size else 0, int(clean)))
+
+    def _index_episode_line(self, raw: bytes, rel: str, report: RefreshReport) -> None:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            return  # doctor reports bad lines; search indexes the good ones
+        if not isinstance(rec, dict):
+            return
+        if rec.get("type") == "revoke":
+            ids = rec.get("ids") or []
+            self.db.executemany("INSERT OR IGNORE INTO revoked(id, file) VALUES (?, ?)",
+                                [(str(i), rel) for i in ids if isinstance(i, str)])
+            return
+        if rec.get("type", "episode") != "episode" or not isinstance(rec.get("id"), str):
+            return
+        if self.db.execute("SELECT 1 FROM episodes WHERE id = ?", (rec["id"],)).fetchone():
+            return  # a union merge doubled the line
+        user, assistant = str(rec.get("user") or ""), str(rec.get("assistant") or "")
+        source = rec.get("source") or {}
+        refs = source.get("refs") or ([source.get("ref")] if source.get("ref") else [])
+        st = tokenize.EPISODE_STEMMER
+        tu, ta = tokenize.tokens(user, self.mode, stemmer=st), tokenize.tokens(assistant, self.mode, stemmer=st)
+        cur = self.db.execute(
+            "INSERT INTO episodes(id, file, at, project, session, turn, refs, user, assistant, len_user,"
+            " len_assistant) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (rec["id"], rel, str(rec.get("at") or ""), str(rec.get("project") or ""),
+             str(rec.get("session") or ""), int(rec.get("turn") or 0), json.dumps([str(r) for r in refs]),
+             user, assistant, len(tu), len(ta)))
+        self.db.execute("INSERT INTO efts(rowid, user, assistant) VALUES (?,?,?)",
+                        (cur.lastrowid, " ".join(tu), " ".join(ta)))
+        report.episodes_added += 1
+
+    def _drop_episode_file(self, rel: str) -> None:
+        rows = self.db.execute("SELECT rowid FROM episodes WHERE file = ?", (rel,)).fetchall()
+        self.db.executemany("DELETE FROM efts WHERE rowid = ?", rows)
+        self.db.execute("DELETE FROM episodes WHERE file = ?", (rel,))
+        self.db.execute("DELETE FROM revoked WHERE file = ?", (rel,))
+
+    def episode_stats(self) -> tuple[int, dict[str, float]]:
+        n, su, sa = self.db.execute(
+            "SELECT count(*), coalesce(sum(len_user),0), coalesce(sum(len_assistant),0) FROM episodes").fetchone()
+        return n, {"user": su / n if n else 0.0, "assistant": sa / n if n else 0.0}
+
+    def episode_matches(self, match: str, project: str | None, limit: int) -> list[tuple]:
+        """Rows (EP_COLS) of live episodes matching the FTS5 expression `match`, best bm25 first."""
+        where = " AND e.project = ?" if project else ""
+        args = [project] if project else []
+        return self.db.execute(
+            f"SELECT {EP_COLS}"
+            f" FROM efts f JOIN episodes e ON e.rowid = f.rowid WHERE efts MATCH ?{where}"
+            f" AND e.id NOT IN (SELECT id FROM revoked) ORDER BY bm25(efts) LIMIT {limit}",
+            (match, *args)).fetchall()
+
+    def episode_at(self, project: str, session: str, turn: int) -> tuple | None:
+        """The row (EP_COLS) of the live episode at this turn of this session, or None."""
+        return self.db.execute(
+            f"SELECT {EP_COLS} FROM efts f JOIN episodes e ON e.rowid = f.rowid WHERE e.project = ? AND"
+            f" e.session = ? AND e.turn = ? AND e.id NOT IN (SELECT id FROM revoked)",
+            (project, session, turn)).fetchone()
+
+    def session_count(self) -> int:
+        """How many (project, session) pairs hold episodes."""
+        return self.db.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT project, session FROM episodes)").fetchone()[0]
+
+    def sessions_matching(self, match: str) -> int:
+        """How many (project, session) pairs hold an episode matching the FTS5 expression `match`."""
+        (k,) = self.db.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT e.project, e.session FROM efts f JOIN episodes e"
+            " ON e.rowid = f.rowid WHERE efts MATCH ?)", (match,)).fetchone()
+        return k

@@ -1,0 +1,80 @@
+"""Preparing one card file for the index: read, hash, parse and tokenise it into plain tuples.
+
+Runs in the worker processes of a bulk build, so it touches no database and holds no SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from memvault.search import tokenize
+from memvault.search.index.parse import parse_card_fast, parse_card_slow
+
+
+def _json_list(items: list[Any]) -> str:
+    """json.dumps(list of str) with its default separators; the plain case without json's per-call setup."""
+    if not items:
+        return "[]"
+    if all(type(x) is str and x.isascii() and x.isprintable() and '"' not in x and "\\" not in x for x in items):
+        return '["' + '", "'.join(items) + '"]'
+    return json.dumps(items, ensure_ascii=False)
+
+
+def card_record(meta: Mapping[str, Any], mode: str) -> tuple:
+    """What the index stores of a parsed card: (cards columns after hash, FTS texts, entity slugs, field lengths).
+    Plain tuples of str and int, so that a bulk build's workers hand them over cheaply."""
+    ents = meta.get("entities") or []
+    fields = (
+        tokenize.joined(meta["title"], mode),
+        # The entities field also carries the project and a state card's subject/field/value: words a
+        # question uses to name what a card is about.
+        tokenize.joined(" ".join([*(e.replace("-", " ") for e in ents), *(
+            str(meta.get(k) or "").replace("_", " ").replace("-", " ")
+            for k in ("project", "subject", "field", "value"))]), mode),
+        tokenize.joined(meta.get("body") or "", mode),
+        tokenize.joined(" ".join(meta.get("tags") or []), mode),
+    )
+    lens = [n for _text, n in fields]
+    names = list(dict.fromkeys(ents))
+    row = (meta["id"], meta["kind"], meta.get("project"), meta.get("status") or "active",
+           meta.get("created") or "", meta.get("valid_from"), meta.get("valid_to"), meta["title"],
+           meta.get("body") or "", _json_list(list(ents)),
+           _json_list(list(meta.get("tags") or [])), _json_list(list(meta.get("episodes") or [])),
+           _json_list(list(meta.get("supersedes") or [])), _json_list(list(meta.get("superseded_by") or [])),
+           *lens)
+    return row, tuple(text for text, _n in fields), names, lens
+
+
+def prepare_card(root: str, path: str, mode: str) -> tuple:
+    """Read, hash, parse and tokenise one card file: ("ok", (mtime_ns, size), digest, record, problem) or
+    ("gone",); record is card_record(...) or None. Runs in worker processes during bulk builds, so it touches
+    no database."""
+    full_path = os.path.join(root, path)
+    try:
+        with open(full_path, "rb") as fh:
+            raw = fh.read()
+            st = os.fstat(fh.fileno())
+    except FileNotFoundError:
+        return ("gone",)
+    import hashlib  # here, not at the top: loading OpenSSL costs ~4 ms of every search start-up
+
+    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    problem = None
+    rec = None
+    try:
+        text = raw.decode("utf-8")
+        meta = parse_card_fast(text) or parse_card_slow(text, path)
+        rec = card_record(meta, mode)
+    except UnicodeDecodeError:
+        problem = f"{path}: not valid UTF-8"
+    except Exception as exc:  # noqa: BLE001 - VaultFormatError or yaml trouble: skip this card only
+        problem = f"{path}: {getattr(exc, 'reason', None) or 'cannot be read as a card'}"
+        rec = None
+    return ("ok", (st.st_mtime_ns, st.st_size), digest, rec, problem)
+
+
+def prepare_star(args: tuple) -> tuple:
+    return prepare_card(*args)

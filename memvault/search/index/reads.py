@@ -1,0 +1,110 @@
+"""What card ranking reads from the index: field statistics, document frequencies, FTS5 candidates, cards of
+an entity, entity links and supersede links, and whole card rows as plain records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from memvault.search.index.schema import CARD_FIELDS
+
+
+class CardFilter(NamedTuple):
+    """Which cards a search may return: retracted ones only with include_all; one project and/or kind."""
+
+    include_all: bool = False
+    project: str | None = None
+    kind: str | None = None
+
+
+def _where(flt: CardFilter, alias: str = "c") -> tuple[str, list[Any]]:
+    sql, args = [], []
+    if not flt.include_all:
+        sql.append(f"{alias}.status != 'retracted'")
+    if flt.project:
+        sql.append(f"{alias}.project = ?")
+        args.append(flt.project)
+    if flt.kind:
+        sql.append(f"{alias}.kind = ?")
+        args.append(flt.kind)
+    return "".join(f" AND {s}" for s in sql), args
+
+
+def marks(items: Iterable[Any]) -> str:
+    return ",".join("?" for _ in items) or "NULL"
+
+
+def fts_match(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression OR-ing already tokenised terms (letters, digits and CJK only)."""
+    return " OR ".join(f'"{t}"' for t in dict.fromkeys(terms) if t and '"' not in t)
+
+
+def fts_all(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression AND-ing already tokenised terms."""
+    return " AND ".join(f'"{t}"' for t in terms)
+
+
+class ReadsMixin:
+    """Part of Index (core.py): expects self.db and the card totals of CardsMixin."""
+
+    def card_stats(self) -> tuple[int, dict[str, float]]:
+        n, *lens = self._totals()
+        return n, {f: (lens[i] / n if n else 0.0) for i, f in enumerate(CARD_FIELDS)}
+
+    def doc_freq(self, terms: Iterable[str], episodes: bool = False) -> dict[str, int]:
+        terms = list(dict.fromkeys(terms))
+        if not terms:
+            return {}
+        table = "evocab" if episodes else "cvocab"
+        out = {}
+        for t in terms:  # one indexed lookup per term: fts5vocab only uses the index for term = ?
+            row = self.db.execute(f"SELECT doc FROM {table} WHERE term = ?", (t,)).fetchone()
+            if row:
+                out[t] = int(row[0])
+        return out
+
+    def count_matches(self, match: str) -> int:
+        """How many cards match the FTS5 expression `match`."""
+        return self.db.execute("SELECT count(*) FROM cfts WHERE cfts MATCH ?", (match,)).fetchone()[0]
+
+    def rank_cards(self, match: str, weights: Sequence[float], flt: CardFilter, limit: int) -> list[tuple]:
+        """(rowid,) of the cards matching `match` that pass `flt`, best FTS5 bm25 (with field weights) first."""
+        where, args = _where(flt)
+        sql = (f"SELECT c.rowid FROM cfts JOIN cards c ON c.rowid = cfts.rowid WHERE cfts MATCH ?{where}"
+               f" ORDER BY bm25(cfts, {', '.join(str(w) for w in weights)}) LIMIT {limit}")
+        return self.db.execute(sql, (match, *args)).fetchall()
+
+    def entity_card_rowids(self, slug: str, flt: CardFilter, limit: int) -> list[int]:
+        """Rowids of the newest `limit` cards naming the entity `slug` that pass `flt`."""
+        where, args = _where(flt)
+        return [r for (r,) in self.db.execute(
+            f"SELECT c.rowid FROM card_entities e JOIN cards c ON c.rowid = e.card WHERE e.entity = ?{where}"
+            f" ORDER BY c.created DESC LIMIT {limit}", (slug, *args))]
+
+    def card_id(self, rowid: int) -> str:
+        return self.db.execute("SELECT id FROM cards WHERE rowid = ?", (rowid,)).fetchone()[0]
+
+    def card_entity_slugs(self, rowid: int) -> list[str]:
+        """The entities a card names, in index order."""
+        return [s for (s,) in self.db.execute("SELECT entity FROM card_entities WHERE card = ?", (rowid,)).fetchall()]
+
+    def cards_with_ids(self, ids: Sequence[str], flt: CardFilter) -> list[tuple[int, str]]:
+        """(rowid, id) of the cards with these ids that pass `flt`."""
+        where, args = _where(flt)
+        return self.db.execute(f"SELECT c.rowid, c.id FROM cards c WHERE c.id IN ({','.join('?' * len(ids))}){where}",
+                               (*ids, *args)).fetchall()
+
+    def card_rows(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
+        """Whole cards as records: columns, JSON lists decoded, and "tok" (the tokenised field texts)."""
+        out: dict[int, dict[str, Any]] = {}
+        for r in self.db.execute(
+                f"SELECT c.rowid, c.id, c.kind, c.title, c.project, c.status, c.body, c.entities, c.episodes,"
+                f" c.superseded_by, c.created, c.path, f.title, f.entities, f.body, f.tags, c.supersedes"
+                f" FROM cards c JOIN cfts f ON f.rowid = c.rowid WHERE c.rowid IN ({','.join('?' * len(rowids))})",
+                rowids):
+            out[r[0]] = {"id": r[1], "kind": r[2], "title": r[3], "project": r[4], "status": r[5], "body": r[6],
+                         "entities": json.loads(r[7]), "episodes": json.loads(r[8]),
+                         "superseded_by": json.loads(r[9]), "created": r[10], "path": r[11], "tok": r[12:16],
+                         "supersedes": json.loads(r[16])}
+        return out

@@ -1,0 +1,110 @@
+"""Schema of the search index: the file name, the version, the DDL, and opening the SQLite file.
+
+An index from another schema or tokeniser version is derived data: it is deleted and built again.
+Holds SQL text (as every module of memvault/search/index may); imports only the standard library and tokenize.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from memvault.search import tokenize
+
+SCHEMA = 6
+FILE = "search.sqlite"
+CARD_FIELDS = ("title", "entities", "body", "tags")
+EPISODE_FIELDS = ("user", "assistant")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER);
+CREATE TABLE IF NOT EXISTS cards(
+  rowid INTEGER PRIMARY KEY, id TEXT, path TEXT UNIQUE, month TEXT, mtime_ns INTEGER, size INTEGER, hash TEXT,
+  kind TEXT, project TEXT, status TEXT, created TEXT, valid_from TEXT, valid_to TEXT, title TEXT, body TEXT,
+  entities TEXT, tags TEXT, episodes TEXT, supersedes TEXT, superseded_by TEXT,
+  len_title INTEGER, len_entities INTEGER, len_body INTEGER, len_tags INTEGER);
+CREATE INDEX IF NOT EXISTS cards_id ON cards(id);
+CREATE INDEX IF NOT EXISTS cards_month ON cards(month);
+CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
+CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT);
+CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, card);
+CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
+CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii', detail='column');
+CREATE VIRTUAL TABLE IF NOT EXISTS cvocab USING fts5vocab(cfts, row);
+CREATE TABLE IF NOT EXISTS entities(slug TEXT PRIMARY KEY, name TEXT, aliases TEXT, kind TEXT, prose TEXT,
+  mtime_ns INTEGER, size INTEGER);
+CREATE TABLE IF NOT EXISTS entity_keys(key TEXT, slug TEXT, first TEXT, PRIMARY KEY(key, slug));
+CREATE INDEX IF NOT EXISTS ek_first ON entity_keys(first);
+CREATE TABLE IF NOT EXISTS efiles(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, clean INTEGER);
+CREATE TABLE IF NOT EXISTS episodes(
+  rowid INTEGER PRIMARY KEY, id TEXT, file TEXT, at TEXT, project TEXT, session TEXT, turn INTEGER,
+  refs TEXT, user TEXT, assistant TEXT, len_user INTEGER, len_assistant INTEGER);
+CREATE INDEX IF NOT EXISTS episodes_id ON episodes(id);
+CREATE INDEX IF NOT EXISTS episodes_file ON episodes(file);
+CREATE TABLE IF NOT EXISTS revoked(id TEXT PRIMARY KEY, file TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS efts USING fts5(user, assistant, tokenize='ascii', detail='column');
+CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
+"""
+
+
+SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
+INSERT_CARD = (
+    "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"
+    " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
+    " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+INSERT_CFTS = "INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)"
+INSERT_CARD_ENTITY = "INSERT INTO card_entities(card, entity) VALUES (?, ?)"
+
+
+def create_secondary(db: sqlite3.Connection) -> None:
+    """(Re)create the secondary indexes a bulk build dropped. execute, not executescript: that would commit
+    the open transaction."""
+    for stmt in _DDL.split(";"):
+        if "CREATE INDEX" in stmt:
+            db.execute(stmt)
+
+
+def drop_secondary(db: sqlite3.Connection) -> None:
+    for name in SECONDARY:
+        db.execute(f"DROP INDEX IF EXISTS {name}")
+
+
+def connect(path: Path, mode: str) -> sqlite3.Connection:
+    """Open the index file, creating it (or starting over when it is from another version or unusable)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(2):
+        try:
+            db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            row = None
+            with contextlib.suppress(sqlite3.OperationalError):
+                row = dict(db.execute("SELECT k, v FROM meta WHERE k IN ('schema','tokens')").fetchall())
+            want = {"schema": str(SCHEMA), "tokens": f"{tokenize.VERSION}:{mode}"}
+            if row != want:
+                if row:  # an index from another version or tokeniser: derived, so start over
+                    db.close()
+                    remove_files(path)
+                    db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_DDL)
+                db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(want.items()))
+            return db
+        except sqlite3.DatabaseError:
+            # Trigger: the file is not a usable SQLite database (torn copy, disk trouble).
+            # Why: the index is derived. Outcome: delete it and build a new one, once.
+            if attempt:
+                raise
+            remove_files(path)
+    raise AssertionError("unreachable")
+
+
+def remove_files(path: Path) -> None:
+    """Delete the index file and its WAL companions (derived data: always safe)."""
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(str(path) + suffix)

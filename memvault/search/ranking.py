@@ -1,0 +1,209 @@
+"""Card ranking: candidates from FTS5 and from the entities a query names, BM25F re-scored on them, the
+relevance floor, entity hops damped for hubs, supersede chains, and the status rules (superseded cards demoted
+unless the question asks about history). Reads the index only through named Index methods (no SQL here);
+imports no other search module above query.py and snippets.py."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from memvault.search import bm25
+from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
+from memvault.search.query import BIG, POOL, Query, prune
+from memvault.search.results import Hit, SearchOptions
+from memvault.search.snippets import snippet
+
+# Field weights for BM25F, measured on eval/ (see eval/REPORT.md).
+CARD_WEIGHTS = {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5}
+ENTITY_CAP = 200  # an entity contributes at most its newest this many cards
+SUPERSEDED_NOW = 0.45  # weight of a superseded card for a "what is true now" question
+SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it wins a tie with its successor)
+HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
+HUB_DEGREE = 12  # … damped by sqrt(HUB_DEGREE / degree) once the entity is mentioned by more cards than this
+ENTITY_NAME_WEIGHT = 1.0
+
+
+def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
+    """Cards for the analysed query, scored, unsorted; `why` still in index terms (service makes it readable)."""
+    n_docs, avg = idx.card_stats()
+    if not n_docs:
+        return []
+    stats = bm25.Stats(n_docs=n_docs, avg_len=avg, df={})
+    flt = CardFilter(opts.include_all, opts.project, opts.kind)
+    known = [t for t in q.terms if q.idfs[t] < bm25.max_idf(n_docs) - 1e-9]
+    match_terms = prune(known, q.idfs, n_docs)
+    cand: dict[int, None] = {}
+    if match_terms:
+        weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
+        rows = []
+        if len(match_terms) > 1 and idx.count_matches(fts_match(match_terms)) > BIG:
+            # Trigger: tens of thousands of cards hold some query word. Why: ranking them all costs ~100 ms at
+            # 100k cards, and the cards holding every word are the best-scored anyway. Outcome: rank those
+            # first; the OR query runs only when too few cards hold them all.
+            rows = idx.rank_cards(fts_all(match_terms), weights, flt, POOL)
+        if len(rows) < POOL:
+            rows = idx.rank_cards(fts_match(match_terms), weights, flt, POOL)
+        cand.update((r[0], None) for r in rows)
+    named: dict[str, tuple[list[str], int]] = {}  # entity slug -> (query terms naming it, degree)
+    if not opts.bm25_only:
+        named = _named_entities(idx, q, n_docs)
+        for slug in named:
+            for rowid in idx.entity_card_rowids(slug, flt, ENTITY_CAP):
+                cand.setdefault(rowid, None)
+    if not cand:
+        return []
+    rows = idx.card_rows(list(cand))
+    scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
+    for rowid, row in rows.items():
+        doc = {f: row["tok"][i].split() for i, f in enumerate(CARD_FIELDS)}
+        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs=q.idfs, extra_mass=q.extra_mass)
+        matched = list(s.matched)
+        total = s.score
+        why = []
+        ents = set(row["entities"])
+        for slug, (name_terms, degree) in named.items():
+            if slug in ents:
+                new = [t for t in name_terms if t not in matched]
+                # Counted like a match in the entities field: the card is about the thing the query names.
+                total += ENTITY_NAME_WEIGHT * sum(q.idfs[t] for t in new) * _damp(degree) * 0.5
+                matched.extend(new)
+                why.append(f"names entity {slug}")
+        mass = sum(q.idfs.values()) + q.extra_mass
+        coverage = sum(q.idfs[t] for t in matched) / mass if mass else 0.0
+        if total <= 0 or not _relevant(coverage, matched, doc, len(q.terms), opts.floor, why):
+            continue
+        scored[rowid] = (total, matched, why)
+    if not scored:
+        return []
+    if opts.hops and not opts.bm25_only:
+        _hop(idx, scored, opts, flt)
+    if not opts.bm25_only:
+        _follow_chains(idx, scored, rows, q.intent, flt)
+    missing = [r for r in scored if r not in rows]
+    if missing:
+        rows.update(idx.card_rows(missing))
+    hits = []
+    for rowid, (score, matched, why) in scored.items():
+        row = rows[rowid]
+        status = row["status"]
+        why = list(why)
+        if matched:
+            why.insert(0, "matched: " + ", ".join(matched))
+        if status == "superseded" and not opts.bm25_only:
+            if q.intent == "history":
+                score *= SUPERSEDED_HISTORY
+                why.append("history question: superseded card at full weight")
+            else:
+                score *= SUPERSEDED_NOW
+        if row["superseded_by"]:
+            why.append("superseded by " + ", ".join(row["superseded_by"]))
+        if status == "retracted":
+            why.append("retracted")
+        hits.append(Hit(
+            id=row["id"], kind=row["kind"], title=row["title"], project=row["project"], status=status,
+            score=score, snippet=snippet(row["body"] or row["title"], matched, opts.snippet_chars),
+            why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
+            path=row["path"], rowid=rowid))
+    return hits
+
+
+def _relevant(coverage: float, matched: list[str], doc: Mapping[str, list[str]], n_terms: int, floor: float,
+              why: list[str]) -> bool:
+    """The relevance floor. A card must match `floor` of the query's IDF mass, and a single query term that
+    the card only mentions in passing (body only, of a query with three or more terms) is not evidence:
+    "terraform remote state locking" must not return a card that says "lock" once."""
+    if coverage + 1e-9 < floor:
+        return False
+    if len(matched) >= 2 or n_terms <= 2 or coverage >= 2 * floor or why:
+        return True
+    strong = {t for f in ("title", "entities", "tags") for t in doc.get(f, ())}
+    return any(t in strong for t in matched)
+
+
+def _named_entities(idx: Index, q: Query, n_docs: int) -> dict[str, tuple[list[str], int]]:
+    """Entities whose name or alias appears in the query (all its tokens), or, for a query word the vault has
+    never seen, an entity name within a small edit distance (rapidfuzz, imported only then)."""
+    toks = [t for t in q.tokens]
+    if not toks:
+        return {}
+    out: dict[str, tuple[list[str], int]] = {}
+    rows = idx.entity_keys(toks)
+    for key, slug in rows:
+        parts = key.split()
+        if all(p in q.tokens for p in parts):
+            terms = [p for p in parts if p in q.idfs]
+            prev = out.get(slug)
+            if terms and (prev is None or len(terms) > len(prev[0])):
+                out[slug] = (terms, 0)
+    unknown = [t for t in q.terms if t.isascii() and len(t) >= 5 and q.idfs[t] >= bm25.max_idf(n_docs) - 1e-9]
+    for t in unknown:
+        for key, slug in idx.entity_keys_starting(t[0]):
+            from rapidfuzz import fuzz  # only when there is a name to compare with (~15 ms to import)
+
+            if fuzz.ratio(t, key) >= 85 and slug not in out:
+                out[slug] = ([t], 0)
+    for slug in out:
+        out[slug] = (out[slug][0], idx.entity_degree(slug))
+    return out
+
+
+def _damp(degree: int) -> float:
+    """1 for a focused entity; shrinks like 1/sqrt(degree) for a hub mentioned by many cards."""
+    return 1.0 if degree <= HUB_DEGREE else math.sqrt(HUB_DEGREE / degree)
+
+
+def _hop(idx: Index, scored: dict, opts: SearchOptions, flt: CardFilter) -> None:
+    """Neighbours through shared entities of the best hits: `opts.hops` rounds, each from the round before."""
+    frontier = sorted(scored.items(), key=lambda kv: -kv[1][0])[:3]
+    for _round in range(opts.hops):
+        if not frontier:
+            return
+        best = frontier[0][1][0]
+        found: dict[int, tuple[float, list[str], list[str]]] = {}
+        for rowid, (score, _m, _w) in frontier:
+            if score < 0.5 * best:
+                continue
+            seed_id = idx.card_id(rowid)
+            for slug in idx.card_entity_slugs(rowid):
+                gain = score * HOP_WEIGHT * _damp(idx.entity_degree(slug))
+                for other in idx.entity_card_rowids(slug, flt, ENTITY_CAP):
+                    if other == rowid:
+                        continue
+                    if other in scored:
+                        continue
+                    prev = found.get(other)
+                    if prev is None or gain > prev[0]:
+                        found[other] = (gain, [], [f"via entity {slug} (from {seed_id})"])
+        scored.update(found)
+        frontier = sorted(found.items(), key=lambda kv: -kv[1][0])[:3]
+
+
+def _follow_chains(idx: Index, scored: dict, rows: dict, intent: str, flt: CardFilter) -> None:
+    """Supersede chains carry relevance along: a history question about "before we moved to X" finds the card
+    X superseded even when that card never names X; a "now" question that matched an old card finds the card
+    that replaced it. The carried score is the source's (the status rule then orders the pair)."""
+    todo = [rowid for rowid, (_s, matched, why) in scored.items() if matched]  # not from hop-only hits
+    seen = set()
+    while todo:
+        rowid = todo.pop()
+        if rowid in seen:
+            continue
+        seen.add(rowid)
+        row = rows.get(rowid)
+        if row is None:
+            row = rows[rowid] = idx.card_rows([rowid])[rowid]
+        if intent == "history":
+            links = row["supersedes"]
+        else:
+            links = row["superseded_by"] if row["status"] == "superseded" else []
+        if not links:
+            continue
+        score = scored[rowid][0]
+        for (other, _other_id) in idx.cards_with_ids(links, flt):
+            prev = scored.get(other)
+            if prev is None or prev[0] < score:
+                note = f"{'earlier version of' if intent == 'history' else 'replaces'} {row['id']}, which matched"
+                scored[other] = (score, prev[1] if prev else [], [*(prev[2] if prev else []), note])
+                todo.append(other)
+                seen.discard(other)

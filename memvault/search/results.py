@@ -1,0 +1,57 @@
+"""What a search takes and gives: SearchOptions, Hit, SearchResult (plain NamedTuples, no logic)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+# NamedTuple, not dataclass: a dataclass costs ~2.5 ms of code generation at import, on every search call.
+class SearchOptions(NamedTuple):
+    limit: int = 10
+    project: str | None = None
+    kind: str | None = None
+    include_all: bool = False
+    hops: int = 1
+    episodes: bool = False
+    snippet_chars: int = 160
+    floor: float = 0.15
+    episode_floor: float = 0.1
+    mode: str = "bigram"
+    bm25_only: bool = False  # baseline for eval/: no entity names, no hops, no status or intent rules
+    stat_all_below: int = 5000
+
+
+class Hit(NamedTuple):
+    id: str
+    kind: str
+    title: str
+    project: str | None
+    status: str
+    score: float
+    snippet: str
+    why: tuple[str, ...]
+    sources: tuple[str, ...] = ()  # episodes a card came from
+    refs: tuple[str, ...] = ()  # input message ids an episode came from
+    created: str = ""
+    session: str | None = None
+    path: str | None = None
+    rowid: int | None = None  # internal: the index row, for the freshness check; not shown
+
+    def to_json(self) -> dict[str, Any]:
+        out = self._asdict()
+        del out["rowid"]
+        out["score"] = round(self.score, 4)
+        out["why"] = list(self.why)
+        out["sources"] = list(self.sources)
+        out["refs"] = list(self.refs)
+        return out
+
+
+class SearchResult(NamedTuple):
+    query: str
+    intent: str  # current | history
+    terms: tuple[str, ...]
+    hits: tuple[Hit, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"query": self.query, "intent": self.intent, "terms": list(self.terms),
+                "count": len(self.hits), "hits": [h.to_json() for h in self.hits]}

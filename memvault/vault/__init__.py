@@ -7,5 +7,5 @@ settings_file.py), locating and creating a vault (locate.py, init.py), slugs, en
 (slug.py, pages.py, synopsis.py). Other packages write, rename, remove or lock files only through these
 functions.
 May import: the standard library, yaml, memvault core (errors, model, choices) and memvault.redact.
-Must not import: search/, capture/, distill/, views/, cli/ (synopsis.py still imports distill.cards: to fix).
+Must not import: search/, capture/, distill/, views/, cli/.
 """

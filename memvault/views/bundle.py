@@ -234,25 +234,10 @@ def parse_bundle(data: bytes, name: str, kinds: Sequence[str]) -> _Parsed:
         ents_raw = []
     if _has_nul(raw):
         problems.append("contains a NUL character")
-    cards: dict[str, Card] = {}
-    for i, item in enumerate(cards_raw):
-        where = f"cards[{i}]"
-        card = _check_card(item, where, kinds, problems)
-        if card is None:
-            continue
-        if card.id in cards:
-            problems.append(f"{where}.id: {card.id} appears twice")
-            continue
-        cards[card.id] = card
-    entities: dict[str, Entity] = {}
-    for i, item in enumerate(ents_raw):
-        ent = _check_entity(item, f"entities[{i}]", problems)
-        if ent is None:
-            continue
-        if ent.slug in entities:
-            problems.append(f"entities[{i}].slug: {ent.slug} appears twice")
-            continue
-        entities[ent.slug] = ent
+    cards: dict[str, Card] = _unique(cards_raw, "cards", lambda item, where: _check_card(item, where, kinds, problems),
+                                     lambda c: c.id, "id", problems)
+    entities: dict[str, Entity] = _unique(ents_raw, "entities", lambda item, where: _check_entity(item, where, problems),
+                                          lambda e: e.slug, "slug", problems)
     if problems:
         shown = "; ".join(problems[:_MAX_PROBLEMS])
         more = f"; and {len(problems) - _MAX_PROBLEMS} more" if len(problems) > _MAX_PROBLEMS else ""
@@ -260,6 +245,21 @@ def parse_bundle(data: bytes, name: str, kinds: Sequence[str]) -> _Parsed:
     return _Parsed(cards=tuple(cards[k] for k in sorted(cards)),
                    entities=tuple(entities[k] for k in sorted(entities)),
                    digest="sha256:" + hashlib.sha256(data).hexdigest()[:16])
+
+
+def _unique(items: list[Any], label: str, check: Callable[[Any, str], Any], key: Callable[[Any], str], key_name: str,
+            problems: list[str]) -> dict[str, Any]:
+    """The records that pass `check`, by key; a key seen twice is a problem naming the later item."""
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        record = check(item, f"{label}[{i}]")
+        if record is None:
+            continue
+        if key(record) in out:
+            problems.append(f"{label}[{i}].{key_name}: {key(record)} appears twice")
+            continue
+        out[key(record)] = record
+    return out
 
 
 def _check_card(item: Any, where: str, kinds: Sequence[str], problems: list[str]) -> Card | None:

@@ -1,67 +1,169 @@
-"""The direction of dependencies (STYLE.md): cli -> services -> vault -> codec -> model -> errors.
+"""The house's layers (each package's __init__ says what it owns), checked by walking the code with `ast`.
 
-Pure leaves import only the standard library and memvault.model/errors; nothing imports cli; only llm imports
-httpx; jieba is never imported at module level.
+Low to high: core (memvault/errors.py, model.py, choices.py) < redact < vault < search = capture < distill < views
+< cli. A module imports only from its own package and from lower layers; search and capture, side by side, never
+import each other; nothing imports cli but the entry point. Only vault/ writes files, only search/index holds SQL,
+no module passes 400 lines, and every package says in its docstring what it owns.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "memvault"
-PURE = {"redact", "redact_shapes", "tokenize", "bm25", "config", "model", "errors", "formats", "slug", "auto",
-        "locate"}
-# A pure leaf may lean on a pure helper of its own (redact's credential shapes; issue 9 makes them a package).
-PURE_HELPERS = {"redact": {"memvault.redact.shapes"}}
+RANK = {"core": 0, "redact": 1, "vault": 2, "search": 3, "capture": 3, "distill": 4, "views": 5, "cli": 6}
+CORE = {"errors", "model", "choices", "__init__"}
+MAX_LINES = 400
 
 
-def _imports(path: Path, top_level_only: bool) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
-    found = set()
-    for node in nodes:
+def modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def layer(path: Path) -> str:
+    rel = path.relative_to(PKG)
+    if len(rel.parts) == 1:
+        return "entry" if rel.stem == "__main__" else "core"
+    return rel.parts[0]
+
+
+def module_layer(name: str) -> str | None:
+    """The layer of an imported dotted name, None when it is not memvault's."""
+    parts = name.split(".")
+    if parts[0] != "memvault":
+        return None
+    if len(parts) == 1 or parts[1] in CORE or parts[1] == "__version__":
+        return "core"
+    return parts[1] if parts[1] in RANK else "core"
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            found += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
+            found.append((node.lineno, node.module))
             if node.module == "memvault":
-                found.update(f"memvault.{a.name}" for a in node.names)
+                found += [(node.lineno, f"memvault.{a.name}") for a in node.names]
     return found
 
 
-def modules():
-    return sorted(p for p in PKG.glob("*.py"))
-
-
-def test_nothing_imports_cli():
+def test_imports_only_go_down_the_layers():
+    bad = []
     for path in modules():
-        if path.stem not in ("cli", "__main__", "fastcli"):  # entry points
-            assert "memvault.cli.app" not in _imports(path, False), path.name
-
-
-def test_pure_leaves_import_only_stdlib_model_errors():
-    allowed_internal = {"memvault.model", "memvault.errors"}
-    for path in modules():
-        if path.stem not in PURE:
+        own = layer(path)
+        if own == "entry":
             continue
-        for name in _imports(path, False):
-            if name.startswith("memvault"):
-                assert name in allowed_internal | PURE_HELPERS.get(path.stem, set()), f"{path.name} imports {name}"
-            else:
-                assert name.split(".")[0] not in {"typer", "rich", "httpx", "yaml", "frontmatter"}, \
-                    f"{path.name} imports {name}"
+        for line, name in imports(path):
+            target = module_layer(name)
+            if target is None or target == own:
+                continue
+            if RANK[target] >= RANK[own]:
+                bad.append(f"{path.relative_to(PKG)}:{line} ({own}) imports {name} ({target})")
+    assert not bad, "\n".join(bad)
 
 
-def test_only_llm_imports_httpx_and_jieba_is_lazy():
+def test_nothing_imports_cli_but_the_entry_point():
     for path in modules():
-        everywhere = _imports(path, False)
-        if path.stem != "llm":
-            assert not any(n.split(".")[0] == "httpx" for n in everywhere), path.name
-        assert not any(n.split(".")[0] == "jieba" for n in _imports(path, True)), path.name
+        if layer(path) in ("cli", "entry"):
+            continue
+        assert not any(module_layer(n) == "cli" for _, n in imports(path)), path
 
 
-def test_services_do_not_import_render():
+_MODULE_WRITES = {"os": {"open", "replace", "rename", "remove", "unlink", "rmdir", "truncate"},
+                  "shutil": {"copy", "copy2", "copyfile", "copytree", "move", "rmtree"},
+                  "tempfile": {"mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryFile"}}
+_METHOD_WRITES = {"write_text", "write_bytes", "unlink", "rmdir", "symlink_to", "touch", "rename"}
+# Writes outside vault/ that are not the vault's files, each with its reason.
+_ALLOWED_WRITES = {
+    ("cli/common.py", "os.open"): "os.open(os.devnull) when the reader of stdout went away",
+    ("cli/fast.py", "os.open"): "the same, on the fast search path",
+}
+
+
+def _writes(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        if isinstance(fn, ast.Name) and fn.id == "open":
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"),
+                                                                None)
+            if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                found.append((node.lineno, "open"))
+        elif isinstance(fn, ast.Attribute):
+            owner = fn.value.id if isinstance(fn.value, ast.Name) else None
+            if owner in _MODULE_WRITES:
+                if fn.attr in _MODULE_WRITES[owner]:
+                    found.append((node.lineno, f"{owner}.{fn.attr}"))
+            elif fn.attr in _METHOD_WRITES:
+                found.append((node.lineno, fn.attr))
+    return found
+
+
+def test_only_vault_writes_files():
+    bad = []
     for path in modules():
-        if path.stem not in ("cli", "render"):
-            assert "memvault.cli.render" not in _imports(path, False), path.name
+        if layer(path) == "vault":
+            continue
+        rel = str(path.relative_to(PKG))
+        bad += [f"{rel}:{line}: {name}" for line, name in _writes(path) if (rel, name) not in _ALLOWED_WRITES]
+    assert not bad, "\n".join(bad)
+
+
+_SQL = re.compile(r"^\s*(?:SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|PRAGMA|WITH|REPLACE|BEGIN|COMMIT|ATTACH)\b")
+
+
+def test_only_search_index_holds_sql():
+    bad = []
+    for path in modules():
+        rel = path.relative_to(PKG)
+        if rel.parts[:2] == ("search", "index") or rel.parts[:2] == ("search", "index.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.match(node.value):
+                bad.append(f"{rel}:{node.lineno}: SQL text")
+            if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany", "executescript"):
+                bad.append(f"{rel}:{node.lineno}: .{node.attr}()")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_over_400_lines():
+    long = [f"{p.relative_to(PKG)}: {n}" for p in modules()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
+    assert not long, "\n".join(long)
+
+
+def test_every_package_and_module_says_what_it_is():
+    for path in modules():
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        assert doc, f"{path.relative_to(PKG)} has no docstring"
+    for init in PKG.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc) > 80 and re.search(r"(?i)\bnot\b|never", doc), \
+            f"{init.parent.name}/__init__.py must say what the package owns and what it must not touch"
+
+
+def test_redact_is_a_pure_leaf():
+    for path in (PKG / "redact").rglob("*.py"):
+        for _, name in imports(path):
+            top = name.split(".")[0]
+            assert top not in {"typer", "rich", "httpx", "yaml", "frontmatter", "jieba", "rapidfuzz"}, (path, name)
+            assert module_layer(name) in (None, "core", "redact"), (path, name)
+
+
+def test_httpx_only_in_the_llm_client_and_jieba_only_lazily():
+    for path in modules():
+        rel = path.relative_to(PKG)
+        names = [n for _, n in imports(path)]
+        if not (rel.parts[0] == "distill" and "llm" in str(rel)):
+            assert not any(n.split(".")[0] == "httpx" for n in names), rel
+        top_level = [n.module if isinstance(n, ast.ImportFrom) else a.name
+                     for n in ast.parse(path.read_text(encoding="utf-8")).body
+                     if isinstance(n, (ast.Import, ast.ImportFrom))
+                     for a in (n.names if isinstance(n, ast.Import) else [n])]
+        assert not any(str(n).split(".")[0] == "jieba" for n in top_level), rel

@@ -90,6 +90,8 @@ def json_line(line: str, name: str, lineno: int) -> object:
         return json.loads(line)
     except json.JSONDecodeError as e:
         return InputProblem(name, lineno, f"invalid JSON: {e.msg} (column {e.colno})")
+    except RecursionError:
+        return InputProblem(name, lineno, "invalid JSON: nested too deeply")
 
 
 def iter_json_lines(stream: typing.BinaryIO, name: str, parse: Parse, finish: Finish | None, sidechains: bool,
@@ -103,11 +105,7 @@ def iter_json_lines(stream: typing.BinaryIO, name: str, parse: Parse, finish: Fi
         yield from problems
         if line is None or not line.strip():
             continue
-        try:
-            obj = json_line(line, name, lineno)
-        except RecursionError:
-            yield InputProblem(name, lineno, "invalid JSON: nested too deeply")
-            continue
+        obj = json_line(line, name, lineno)
         if isinstance(obj, InputProblem):
             yield obj
             continue

@@ -27,11 +27,7 @@ def _lines(text: str, name: str) -> Iterator[Item]:
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            doc = json_line(line, name, lineno)
-        except RecursionError:
-            yield InputProblem(name, lineno, "invalid JSON: nested too deeply")
-            continue
+        doc = json_line(line, name, lineno)
         if isinstance(doc, InputProblem):
             yield doc
             continue

@@ -7,11 +7,11 @@ Holds SQL text (as every module of memvault/search/index may); imports only the 
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from pathlib import Path
 
 from memvault.search import tokenize
+from memvault.vault.files import remove_file
 
 SCHEMA = 6
 FILE = "search.sqlite"
@@ -106,5 +106,4 @@ def connect(path: Path, mode: str) -> sqlite3.Connection:
 def remove_files(path: Path) -> None:
     """Delete the index file and its WAL companions (derived data: always safe)."""
     for suffix in ("", "-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(str(path) + suffix)
+        remove_file(Path(str(path) + suffix))

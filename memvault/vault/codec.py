@@ -274,5 +274,10 @@ def entity_to_text(entity: Entity, block: str, rules: Any = None) -> str:
     parts = [f"---\n{head}---\n"]
     if prose:
         parts.append(prose + "\n\n")
-    parts.append(f"{BLOCK_BEGIN}\n{block.strip(chr(10))}\n{BLOCK_END}\n" if block.strip() else f"{BLOCK_BEGIN}\n{BLOCK_END}\n")
+    parts.append(block_section(block))
     return "".join(parts)
+
+
+def block_section(block: str) -> str:
+    """The generated block of an entity page as it ends the page, markers included."""
+    return f"{BLOCK_BEGIN}\n{block.strip(chr(10))}\n{BLOCK_END}\n" if block.strip() else f"{BLOCK_BEGIN}\n{BLOCK_END}\n"

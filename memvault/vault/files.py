@@ -11,26 +11,36 @@ import contextlib
 import errno
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write a whole file so that readers see the old bytes or the new bytes, never a mix."""
+def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
+    """Write a whole file so that readers see the old bytes or the new bytes, never a mix.
+
+    `durable=False` skips the fsync, for many new derived files written in one go (reindex): the caller
+    syncs once at the end (`sync_all`) instead of paying one fsync per file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    import tempfile  # here, not at the top: ~5 ms of every search's start-up, and a search writes nothing
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def sync_all() -> None:
+    """Flush every written file to disk (after writes made with `durable=False`)."""
+    os.sync()
 
 
 def repair_torn_tail(path: Path) -> int:

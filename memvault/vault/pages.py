@@ -31,20 +31,30 @@ class EntityTable:
 
     @classmethod
     def load(cls, vault: Vault, problems: list[VaultFormatError] | None = None) -> "EntityTable":
-        table = cls()
+        pages, slugs = [], []
         for path in vault.entity_files():
-            slug = path.stem
+            slugs.append(path.stem)
             try:
                 ent = vault.read_entity(path)
             except VaultFormatError as exc:
                 if problems is not None:
                     problems.append(exc)
-                table.owners.setdefault(slug, name_key(slug))  # never reuse a damaged page's file
                 continue
-            table.owners[slug] = name_key(ent.name)
-            table.names[slug] = ent.name
-            for alias in (slug, ent.name, *ent.aliases):
+            pages.append((path.stem, ent.name, ent.aliases))
+        return cls.from_pages(pages, slugs)
+
+    @classmethod
+    def from_pages(cls, pages: Iterable[tuple[str, str, Iterable[str]]], slugs: Iterable[str]) -> "EntityTable":
+        """The table from pages already read, (slug, name, aliases) each (the search index holds them). A
+        slug of `slugs` with no page record is a damaged page: its file name is never reused."""
+        table = cls()
+        for slug, name, aliases in pages:
+            table.owners[slug] = name_key(name)
+            table.names[slug] = name
+            for alias in (slug, name, *aliases):
                 table.by_key.setdefault(name_key(alias), slug)
+        for slug in slugs:
+            table.owners.setdefault(slug, name_key(slug))
         return table
 
     def resolve(self, name: str) -> str:
@@ -104,6 +114,8 @@ def page_update(vault: Vault, slug: str, cards: Iterable[Card], new_name: str | 
         old = None
     except UnicodeDecodeError:
         return path, None
+    if old is not None and old.endswith(codec.block_section(block)) and old.count(codec.BLOCK_BEGIN) == 1:
+        return path, None  # the generated block is already this one: no YAML to parse, nothing to write
     if old is None:
         if not block:
             return path, None

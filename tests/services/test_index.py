@@ -124,3 +124,35 @@ def test_episode_day_files_are_indexed_incrementally(vault):
         assert idx.refresh(episodes=True).episodes_added == 1  # only the new line was read
         assert idx.refresh(episodes=True).episodes_added == 0
     assert len(ids(vault, "zfs", episodes=True)) == 2
+
+
+def test_entity_pages_are_read_again_only_when_their_folder_moves_in_a_large_vault(vault):
+    from search_helpers import entity_page
+
+    from memvault.vault.store import Vault
+    from memvault.views.reindex import reindex
+
+    write(vault, card("c-20250101-0001", "Cache layer", entities=("kv",)))
+    entity_page(vault, "kv", "kv", ["键值库"])
+    with Index(vault, stat_all_below=1) as idx:  # "large": at least one page
+        idx.refresh()
+        assert idx.entity_pages() == [("kv", "kv", ["键值库"])]
+    page = vault / "entities" / "kv.md"
+    folder_stat = os.stat(page.parent)
+    page.write_text(page.read_text(encoding="utf-8").replace("键值库", "缓存库"), encoding="utf-8")
+    os.utime(page.parent, ns=(folder_stat.st_atime_ns, folder_stat.st_mtime_ns))  # an edit in place
+    with Index(vault, stat_all_below=1) as idx:
+        idx.refresh()
+        assert idx.entity_pages() == [("kv", "kv", ["键值库"])]  # skipped: the folder did not move
+    with Index(vault, stat_all_below=1000) as idx:
+        idx.refresh()
+        assert idx.entity_pages() == [("kv", "kv", ["缓存库"])]  # a small vault stats every page
+    entity_page(vault, "lru", "LRU", [])  # a new page moves the folder
+    with Index(vault, stat_all_below=1) as idx:
+        idx.refresh()
+        assert [p[0] for p in idx.entity_pages()] == ["kv", "lru"]
+    before = page.read_bytes()
+    result = reindex(Vault.open(vault, os.environ))
+    assert result.cards == 1 and result.entities == 2
+    assert page.read_bytes() != before and "[[c-20250101-0001]]" in page.read_text(encoding="utf-8")
+    assert reindex(Vault.open(vault, os.environ)).pages == "written (0 changed)"

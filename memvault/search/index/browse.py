@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,3 +106,13 @@ class BrowseMixin:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self.db.execute(sql, args).fetchall()
+
+    def page_cards(self) -> list[tuple[str, str, str, str, str | None, str, list[str]]]:
+        """(id, kind, title, created, valid_from, status, entities) of every card: what entity pages list."""
+        return [(i, k, t, c, v, s, json.loads(e)) for i, k, t, c, v, s, e in self.db.execute(
+            "SELECT id, kind, title, created, valid_from, status, entities FROM cards ORDER BY id")]
+
+    def entity_pages(self) -> list[tuple[str, str, list[str]]]:
+        """(slug, name, aliases) of every entity page the index read."""
+        return [(slug, name, json.loads(aliases or "[]"))
+                for slug, name, aliases in self.db.execute("SELECT slug, name, aliases FROM entities ORDER BY slug")]

@@ -72,7 +72,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
             self.db.execute(begin)
             try:
                 self._refresh_cards(report, full)
-                self._refresh_entities(report)
+                self._refresh_entities(report, full)
                 if episodes:
                     self._refresh_episodes(report)
                 self._save_totals()

@@ -3,12 +3,15 @@
 For each size it builds a vault of cards (~490 bytes each, half Chinese, 84 month folders, deterministic) under
 a temporary folder and prints, in one run:
 - build: full index build in a fresh process (Index.refresh over every card, no index on disk),
+- reindex: the whole `memvault reindex` from nothing (index and every entity page), and the peak RSS of either,
 - one new card: write a card, then the in-process refresh that indexes it (p50 of 10),
 - search: whole-process `memvault search WORDS` (p50/p95 over --runs calls and 4 queries, warm index), both
   through the entry point's Typer-free path (memvault.__main__ -> fastcli.try_search, what `memvault` runs) and
   through the Typer app (memvault.cli.app:app), from a byte-compiled, non-editable install (see user_install),
 - rg: whole-process `rg -l -i -e WORD …` over cards/ for the same words, and the ratio rg / search.
 Goals at 100k (issue 5): search >= 4x faster than rg and <= 100 ms p50; build <= 10 s; one new card <= 50 ms.
+Goals of issue 9: at 100k search p50 <= 60 ms and >= 8x faster than rg, reindex <= 10 s; at 1M (`--sizes 1000000`,
+~4 GB of small files on disk) build <= 120 s, search p50 <= 150 ms, peak RSS <= 1 GiB, one new card <= 50 ms.
 """
 
 from __future__ import annotations
@@ -89,6 +92,19 @@ def user_install(base: Path, src: Path = ROOT / "memvault", name: str = "user-ve
     return str(py)
 
 
+def timed_rss(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS in MiB of the largest process the command ran (its workers included)."""
+    import resource
+
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    seconds = time.perf_counter() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return seconds, max(usage.ru_maxrss, children) / 1024
+
+
 def timed(cmd: list[str], env=None) -> float:
     start = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -117,8 +133,12 @@ def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
     t = time.perf_counter()
     make_vault(root, size)
     gen = time.perf_counter() - t
-    build = timed(env=ENV, cmd=[user_py, "-c", "import sys; from pathlib import Path; from memvault.search.index import Index; "
-                   "Index(Path(sys.argv[1])).refresh(full=True)", str(root)])
+    build, build_rss = timed_rss([user_py, "-c", "import sys; from pathlib import Path; "
+                                  "from memvault.search.index import Index; Index(Path(sys.argv[1])).refresh(full=True)",
+                                  str(root)])
+    # the whole command a person runs after a clone: index from nothing plus every entity page
+    shutil.rmtree(root / ".memvault", ignore_errors=True)
+    reindex_s, reindex_rss = timed_rss([str(base / "memvault-typer"), "--vault", str(root), "reindex"])
     typer_cmd = [str(base / "memvault-typer"), "--vault", str(root), "search"]
     cmd = [str(base / "memvault-fast"), "--vault", str(root), "search"]
     for q in QUERIES:  # warm: settings cache, page cache, byte-code cache
@@ -150,7 +170,8 @@ def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
             new_t.append(time.perf_counter() - t)
             assert report.cards_added == 1
     shutil.rmtree(root)
-    return {"size": size, "generate_s": gen, "build_s": build, "search_p50": pct(search_t, .5),
+    return {"size": size, "generate_s": gen, "build_s": build, "build_mib": build_rss, "reindex_s": reindex_s,
+            "reindex_mib": reindex_rss, "search_p50": pct(search_t, .5),
             "typer_p50": pct(typer_t, .5),
             "search_p95": pct(search_t, .95), "rg_p50": pct(rg_t, .5), "new_card_p50": pct(new_t, .5)}
 
@@ -165,7 +186,7 @@ def main() -> int:
         return 2
     print(f"queries: {QUERIES}; {args.runs} runs each; whole-process times")
     print(f"{'cards':>7} {'build s':>8} {'new card ms':>11} {'search p50 ms':>13} {'p95 ms':>7} "
-          f"{'typer p50 ms':>12} {'rg -l p50 ms':>12} {'rg/search':>9}")
+          f"{'typer p50 ms':>12} {'rg -l p50 ms':>12} {'rg/search':>9} {'reindex s':>9} {'peak MiB':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         user_py = user_install(Path(tmp))
         for name, body in (("memvault-fast", FAST_LAUNCHER), ("memvault-typer", TYPER_LAUNCHER)):
@@ -177,7 +198,8 @@ def main() -> int:
             print(f"{r['size']:>7} {r['build_s']:>8.2f} {r['new_card_p50'] * 1000:>11.1f} "
                   f"{r['search_p50'] * 1000:>13.1f} {r['search_p95'] * 1000:>7.1f} {r['typer_p50'] * 1000:>12.1f} "
                   f"{r['rg_p50'] * 1000:>12.1f} "
-                  f"{r['rg_p50'] / r['search_p50']:>9.1f}", flush=True)
+                  f"{r['rg_p50'] / r['search_p50']:>9.1f} {r['reindex_s']:>9.2f} "
+                  f"{max(r['build_mib'], r['reindex_mib']):>8.0f}", flush=True)
     return 0
 
 

@@ -22,8 +22,8 @@ from memvault.vault import codec
 from memvault.errors import NoMatch, UsageError
 from memvault.model import Card, Episode, Revoke
 from memvault.vault.pages import EntityTable, recover, write_change_set
-from memvault.vault.files import remove_file
-from memvault.vault.store import Vault, append_lines, atomic_write, iter_lines
+from memvault.vault.files import remove_file, rewrite_lines
+from memvault.vault.store import Vault, append_lines
 
 LOCK_WHAT = "distill or another card change"
 
@@ -116,28 +116,17 @@ def _read(path: Path) -> str | None:
 
 def _blank_journal(vault: Vault, card_id: str) -> list[str]:
     """Replace every before-image of the card in the journal by a `purged` marker (ids stay: not text)."""
-    changed = []
+    def edit(_lineno: int, raw: bytes) -> bytes:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            return raw
+        if isinstance(rec, dict) and _blank_record(rec, card_id):
+            return codec.dump_json_line(rec).encode("utf-8")
+        return raw
+
     with vault.append_lock():
-        for path in vault.journal_files():
-            out: list[bytes] = []
-            touched = False
-            for _lineno, raw in iter_lines(path):
-                if raw is None:
-                    continue
-                try:
-                    rec = json.loads(raw)
-                except ValueError:
-                    out.append(raw)
-                    continue
-                if isinstance(rec, dict) and _blank_record(rec, card_id):
-                    touched = True
-                    out.append(codec.dump_json_line(rec).encode("utf-8"))
-                else:
-                    out.append(raw)
-            if touched:
-                atomic_write(path, b"".join(line + b"\n" for line in out))
-                changed.append(vault.rel(path))
-    return changed
+        return [vault.rel(path) for path in vault.journal_files() if rewrite_lines(path, edit)]
 
 
 def _blank_record(rec: dict[str, Any], card_id: str) -> bool:
@@ -162,26 +151,21 @@ def _drop_index(vault: Vault) -> list[str]:
 
 
 def _purge_episodes(vault: Vault, ids: set[str], at: str) -> tuple[list[str], list[str]]:
-    files, purged = [], []
+    files: list[str] = []
+    purged: list[str] = []
     with vault.append_lock():
         for path in vault.episode_files():
-            keep: list[bytes] = []
-            dropped = False
-            for lineno, raw in iter_lines(path):
-                if raw is None:
-                    continue
+            def edit(lineno: int, raw: bytes, rel: str = vault.rel(path)) -> bytes | None:
                 try:
-                    rec = codec.parse_record_line(raw, vault.rel(path), lineno)
+                    rec = codec.parse_record_line(raw, rel, lineno)
                 except Exception:  # noqa: BLE001 - a damaged line is kept as it was; doctor reports it
-                    keep.append(raw)
-                    continue
+                    return raw
                 if isinstance(rec, Episode) and rec.id in ids:
-                    dropped = True
                     purged.append(rec.id)
-                    continue
-                keep.append(raw)
-            if dropped:
-                atomic_write(path, b"".join(line + b"\n" for line in keep))
+                    return None
+                return raw
+
+            if rewrite_lines(path, edit):
                 files.append(vault.rel(path))
         if ids:
             line = codec.revoke_to_line(Revoke(ids=tuple(sorted(ids)), reason="purge", at=at))

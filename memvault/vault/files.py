@@ -112,6 +112,22 @@ def iter_lines(path: Path, max_line_bytes: int = 64 * 1024 * 1024) -> Iterator[t
             yield lineno, chunk.rstrip(b"\n")
 
 
+def rewrite_lines(path: Path, edit: Callable[[int, bytes], bytes | None]) -> bool:
+    """Rewrite a line file through `edit(line number, raw line)`, which returns the line to keep (the same bytes,
+    or new ones) or None to drop it. The file is replaced atomically, and only when a line changed; returns
+    whether it was. A line over iter_lines' cap is dropped, as no edit can read it."""
+    out: list[bytes] = []
+    changed = False
+    for lineno, raw in iter_lines(path):
+        new = None if raw is None else edit(lineno, raw)
+        changed = changed or new != raw
+        if new is not None:
+            out.append(new)
+    if changed:
+        atomic_write(path, b"".join(line + b"\n" for line in out))
+    return changed
+
+
 @contextlib.contextmanager
 def flock(path: Path, blocking: bool) -> Iterator[int]:
     """An exclusive flock on `path` (created if missing) for the `with` block; BlockingIOError when not

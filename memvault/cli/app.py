@@ -54,14 +54,10 @@ class _Group(typer.core.TyperGroup):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        module, short_help = COMMANDS[name]
-        import typer.main
-
-        sub = importlib.import_module(f"memvault.cli.commands.{module}").app
-        cmd = typer.main.get_group(sub).get_command(ctx, name)
-        cmd.short_help = short_help
-        cmd.epilog = cmd.epilog or EPILOG
-        return cmd
+        built = self.__dict__.setdefault("_built", {})
+        if name not in built:
+            built[name] = _build(name)
+        return built[name]
 
     def format_commands(self, ctx, formatter):
         # The table's lines, without importing every command module for `memvault --help`.
@@ -77,6 +73,20 @@ class _Group(typer.core.TyperGroup):
                     for opt in (*p.opts, *p.secondary_opts)}
 
         return super().parse_args(ctx, hoist_vault(list(args), value_options))
+
+
+def _build(name: str):
+    """The click command `name`, built from its module's Typer app; only that command's parameters are read."""
+    import typer.main
+
+    module, short_help = COMMANDS[name]
+    sub = importlib.import_module(f"memvault.cli.commands.{module}").app
+    info = next(i for i in sub.registered_commands
+                if (i.name or typer.main.get_command_name(i.callback.__name__)) == name)
+    cmd = typer.main.get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+    cmd.short_help = short_help
+    cmd.epilog = cmd.epilog or EPILOG
+    return cmd
 
 
 app = typer.Typer(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,11 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     search does not import yaml. Any change to the file re-reads it through the normal config path."""
     cfg_path = root / "memvault.yaml"
     st = os.stat(cfg_path)
-    key = f"{st.st_mtime_ns}:{st.st_size}"
+    key = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
     cache = root / ".memvault" / "search-settings.json"
+    racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
+        data = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
         if data.get("key") == key and "kinds" in data:
             return data
     except (OSError, ValueError):
@@ -66,7 +68,8 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     data = {"key": key, "search": dict(cfg.section("search")), "deny": list(cfg.section("redact").get("deny") or []),
             "kinds": list(cfg.kinds)}
     try:
-        atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))
+        if not racy:
+            atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))
     except OSError:
         pass  # a read-only vault still searches
     return data

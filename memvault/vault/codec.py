@@ -11,20 +11,12 @@ import json
 import re
 from typing import Any
 
-import yaml
-
 from memvault.errors import VaultFormatError
 from memvault.model import CARD_KEYS, CARD_STATUSES, Card, Entity, Episode, Revoke
-
-try:  # libyaml is ~5x faster; fall back to the pure-Python loader where it is missing
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader
 
 BLOCK_BEGIN = "<!-- memvault:begin -->"
 BLOCK_END = "<!-- memvault:end -->"
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
 
 
 # ---------------------------------------------------------------- episodes
@@ -95,37 +87,10 @@ def _req_str(raw: dict[str, Any], key: str) -> str:
 # ---------------------------------------------------------------- front matter
 
 
-_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter is ~4x faster
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    """Block style at the top, flow style inside (`entities: [a, b]`, `source: {kind: distill, …}`), and our
-    top-level timestamps plain (`created: 2026-11-02T07:40:12Z`), as a person would write them."""
-
-
-class _Top(dict):
-    pass
-
-
-def _represent_top(dumper, data: "_Top"):
-    pairs = []
-    for key, value in data.items():
-        if isinstance(value, str) and _TIMESTAMP.match(value):
-            # Tagged as a timestamp so the emitter may write it plain; it loads back as the same string.
-            node = yaml.ScalarNode("tag:yaml.org,2002:timestamp", value)
-        else:
-            node = dumper.represent_data(value)
-        pairs.append((dumper.represent_data(key), node))
-    return yaml.MappingNode("tag:yaml.org,2002:map", pairs, flow_style=False)
-
-
-_Dumper.add_representer(_Top, _represent_top)
-
-
 def dump_front_matter(meta: dict[str, Any]) -> str:
-    return yaml.dump(
-        _Top(meta), Dumper=_Dumper, allow_unicode=True, sort_keys=False, default_flow_style=True, width=10**6
-    )
+    from memvault.vault import yamltext  # yaml loads only when a card or page is read or written
+
+    return yamltext.dump(meta)
 
 
 def normalise(value: Any) -> Any:
@@ -161,9 +126,11 @@ def split_front_matter(text: str, path: str) -> tuple[dict[str, Any], str]:
         body = body[2:]
     elif body.startswith("\n"):
         body = body[1:]
+    from memvault.vault import yamltext
+
     try:
-        data = yaml.load(head, Loader=_Loader) if head.strip() else {}
-    except yaml.YAMLError as exc:
+        data = yamltext.load(head) if head.strip() else {}
+    except yamltext.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or "invalid YAML"

@@ -7,11 +7,25 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memvault.errors import UsageError
 
 SCHEMA = 1
+
+
+class SettingsProblem(NamedTuple):
+    """One thing wrong in memvault.yaml, at its line (never its value)."""
+
+    line: int | None
+    message: str
+    error: bool = False  # True: damage (a secret in the file); False: a warning
+    path: str = "memvault.yaml"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
 
 # Every setting with its default. vault-template/memvault.yaml documents each one; a test keeps both in step.
 DEFAULTS: dict[str, Any] = {

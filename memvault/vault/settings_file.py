@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 
-from memvault.vault.config import DEFAULTS, ENV_OVERRIDES
-from memvault.vault.locate import CONFIG_NAME
+from memvault.vault.config import DEFAULTS, ENV_OVERRIDES, SettingsProblem  # noqa: F401 - re-exported
 
 # Keys whose value is a credential. `api_key_env` (the NAME of a variable) is the right way and is allowed.
 _SECRET_KEY = re.compile(r"(?i)^(?:api[_-]?key|apikey|.*[_-](?:api[_-]?key|token|secret|password)|token|secret|"
@@ -24,15 +23,6 @@ _FLOAT_KEYS = {(section, key) for section, key, kind in ENV_OVERRIDES.values() i
 _KIND_KEYS = {"pinned": bool}
 
 
-class SettingsProblem(NamedTuple):
-    line: int | None
-    message: str
-    error: bool = False  # True: damage (a secret in the file); False: a warning
-    path: str = CONFIG_NAME
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
 
 
 class _Loader(yaml.SafeLoader):

@@ -5,8 +5,10 @@ mechanisms, which a change could silently undo."""
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
+import time
 
 import typer.main
 
@@ -17,7 +19,8 @@ PROBE = (
     "sys.argv = ['memvault'] + sys.argv[1:]\n"
     "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
     "except SystemExit:\n    pass\n"
-    "mods = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'rich') or m.startswith('memvault.cli.commands.')]\n"
+    "mods = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'rich', 'yaml')\n"
+    "        or m.startswith('memvault.cli.commands.')]\n"
     "sys.stderr.write('LOADED ' + ' '.join(sorted(mods)) + '\\n')\n"
 )
 
@@ -28,6 +31,9 @@ def loaded(args, cwd, stdin=b""):
 
 
 def test_help_loads_no_command_module_and_stats_only_its_own(vault, tmp_path):
+    old = time.time() - 3600  # settings unchanged for an hour: their parse is cached after the first command
+    os.utime(vault / "memvault.yaml", (old, old))
+    assert "yaml" in loaded(["--vault", str(vault), "stats"], tmp_path)  # the first parse
     assert loaded(["--help"], tmp_path) == []
     assert loaded(["--vault", str(vault), "stats"], tmp_path) == ["memvault.cli.commands.upkeep"]
     assert loaded(["--vault", str(vault), "show", "c-nothing"], tmp_path) == ["memvault.cli.commands.read"]
@@ -49,3 +55,15 @@ def test_plain_coercion_keeps_typer_errors_and_values(run, vault):
     group = typer.main.get_command(app)
     ctx = group.make_context("memvault", ["--vault", str(vault), "stats"])
     assert str(ctx.params["vault"]) == str(vault) and type(ctx.params["vault"]).__name__.endswith("Path")
+
+
+def test_settings_cache_follows_the_file(run, vault):
+    old = time.time() - 3600
+    os.utime(vault / "memvault.yaml", (old, old))
+    assert run.json("stats")["llm"]["model"] == "qwen2.5:7b-instruct"
+    assert (vault / ".memvault" / "settings.json").exists()
+    text = (vault / "memvault.yaml").read_text(encoding="utf-8").replace("qwen2.5:7b-instruct", "llama3.3:70b")
+    (vault / "memvault.yaml").write_text(text + "bogus_key: 1\n", encoding="utf-8")
+    changed = run("stats", "--json")
+    assert '"model": "llama3.3:70b"' in changed.stdout
+    assert "memvault.yaml" in changed.stderr and "bogus_key" in changed.stderr

@@ -65,3 +65,19 @@ def test_services_do_not_import_render():
     for path in modules():
         if path.stem not in ("cli", "render"):
             assert "memvault.cli.render" not in _imports(path, False), path.name
+
+
+def test_mcp_is_an_interface_layer_beside_cli():
+    """memvault/mcp may import the service layers and core but never cli; only cli imports it; the SDK is
+    imported by memvault/mcp/server.py alone (and, to check the extra is there, by the `mcp` command)."""
+    sdk_users = {PKG / "mcp" / "server.py", PKG / "cli" / "commands" / "agent.py"}
+    for path in sorted(PKG.rglob("*.py")):
+        names = _imports(path, False)
+        layer = path.relative_to(PKG).parts[0]
+        if layer not in ("cli", "mcp"):
+            assert not any(n == "memvault.mcp" or n.startswith("memvault.mcp.") for n in names), path
+        if layer == "mcp":
+            assert not any(n.startswith("memvault.cli") for n in names), path
+        if path not in sdk_users:
+            assert not any(n.split(".")[0] in ("mcp", "mcp_types") for n in names), path
+    assert "memvault.mcp.server" not in _imports(PKG / "mcp" / "tools.py", False)

@@ -12,7 +12,7 @@ from memvault.errors import UsageError
 
 app = sub_app()
 
-MISSING = "the MCP server needs the optional extra: pip install 'memvault[mcp]'"
+MISSING = "the MCP server needs the optional extra (the mcp SDK, 2.x): pip install 'memvault[mcp]'"
 
 
 @app.command()

@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("read", "A token-budgeted memory pack for a prompt."),
     "export": ("upkeep", "Write a portable JSON bundle of cards and entities."),
     "import": ("upkeep", "Add the cards and entity pages of a bundle."),
+    "mcp": ("agent", "Serve the vault to agents over MCP (stdio or --http PORT)."),
 }
 EPILOG = "Every command also takes -V, --vault DIR (the vault folder), before or after its name."
 

@@ -1,7 +1,7 @@
 """The house's layers (each package's __init__ says what it owns), checked by walking the code with `ast`.
 
 Low to high: core (memvault/errors.py, model.py, choices.py) < redact < vault < search = capture < distill < views
-< cli. A module imports only from its own package and from lower layers; search and capture, side by side, never
+< mcp (the agents' interface) < cli. A module imports only from its own package and from lower layers; search and capture, side by side, never
 import each other; nothing imports cli but the entry point. Only vault/ writes files, only search/index holds SQL,
 no module passes 400 lines, and every package says in its docstring what it owns.
 """
@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "memvault"
-RANK = {"core": 0, "redact": 1, "vault": 2, "search": 3, "capture": 3, "distill": 4, "views": 5, "cli": 6}
+RANK = {"core": 0, "redact": 1, "vault": 2, "search": 3, "capture": 3, "distill": 4, "views": 5, "mcp": 6,
+        "cli": 7}
 CORE = {"errors", "model", "choices", "__init__"}
 MAX_LINES = 400
 
@@ -167,3 +168,10 @@ def test_httpx_only_in_the_llm_client_and_jieba_only_lazily():
                      if isinstance(n, (ast.Import, ast.ImportFrom))
                      for a in (n.names if isinstance(n, ast.Import) else [n])]
         assert not any(str(n).split(".")[0] == "jieba" for n in top_level), rel
+
+
+def test_only_the_mcp_server_and_its_command_import_the_sdk():
+    sdk_users = {PKG / "mcp" / "server.py", PKG / "cli" / "commands" / "agent.py"}
+    for path in modules():
+        if path not in sdk_users:
+            assert not any(n.split(".")[0] in ("mcp", "mcp_types") for _, n in imports(path)), path

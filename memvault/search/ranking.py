@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from memvault.search import bm25
+from memvault.search import bm25, expand
 from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
 from memvault.search.query import BIG, POOL, Query, prune
 from memvault.search.results import Hit, SearchOptions
@@ -51,16 +51,31 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         for slug in named:
             for rowid in idx.entity_card_rowids(slug, flt, ENTITY_CAP):
                 cand.setdefault(rowid, None)
+    exps = list(q.expansions)
+    if opts.expand and named and not opts.bm25_only:
+        srcs = expand.entity_sources([idx.entity_page(s) for s in named], {s: v[0] for s, v in named.items()},
+                                     opts.mode)
+        exps += expand.weigh(srcs, idx, n_docs, q.idfs, bm25.max_idf(n_docs))
+    exp_idf: dict[str, float] = {}  # expansion term -> its scoring weight (below the query's own words)
+    for _src, _mass, terms in exps:
+        for t, i in terms.items():
+            if t not in q.idfs:
+                exp_idf[t] = max(exp_idf.get(t, 0.0), expand.EXPANSION_WEIGHT * i)
+    if exp_idf:
+        extra = prune(sorted(exp_idf), {t: exp_idf[t] / expand.EXPANSION_WEIGHT for t in exp_idf}, n_docs)
+        weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
+        cand.update((r[0], None) for r in idx.rank_cards(fts_match(extra), weights, flt, POOL))
     if not cand:
         return []
     rows = idx.card_rows(list(cand))
     scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
     for rowid, row in rows.items():
         doc = {f: row["tok"][i].split() for i, f in enumerate(CARD_FIELDS)}
-        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs=q.idfs, extra_mass=q.extra_mass)
-        matched = list(s.matched)
+        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs={**exp_idf, **q.idfs}, extra_mass=q.extra_mass)
+        matched = [t for t in s.matched if t in q.idfs]
         total = s.score
         why = []
+        credit, via = _expansion_credit(exps, matched, set(s.matched) - set(matched))
         ents = set(row["entities"])
         for slug, (name_terms, degree) in named.items():
             if slug in ents:
@@ -70,10 +85,10 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
                 matched.extend(new)
                 why.append(f"names entity {slug}")
         mass = sum(q.idfs.values()) + q.extra_mass
-        coverage = sum(q.idfs[t] for t in matched) / mass if mass else 0.0
-        if total <= 0 or not _relevant(coverage, matched, doc, len(q.terms), opts.floor, why):
+        coverage = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / mass) if mass else 0.0
+        if total <= 0 or not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):
             continue
-        scored[rowid] = (total, matched, why)
+        scored[rowid] = (total, matched + via, why)
     if not scored:
         return []
     if opts.hops and not opts.bm25_only:
@@ -106,6 +121,21 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
             path=row["path"], rowid=rowid))
     return hits
+
+
+def _expansion_credit(exps: list, matched: list[str], exp_matched: set[str]) -> tuple[float, list[str]]:
+    """Coverage credit of the sources whose own words the card lacks but whose expansions it holds, and the
+    expansion terms that earned it (shown in `why` as matched words)."""
+    credit = 0.0
+    via: list[str] = []
+    for src, mass, terms in exps:
+        if any(t in matched for t in src):
+            continue
+        hit = [t for t in terms if t in exp_matched]
+        if hit:
+            credit += expand.COVERAGE_SHARE * mass
+            via.extend(t for t in hit if t not in via)
+    return credit, via
 
 
 def _relevant(coverage: float, matched: list[str], doc: Mapping[str, list[str]], n_terms: int, floor: float,

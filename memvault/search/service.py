@@ -133,7 +133,7 @@ def _rules(deny: tuple[str, ...]):
 
 def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     """One search on an open, fresh index: analyse, rank cards (and episodes), order, keep `opts.limit`."""
-    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only)
+    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and not opts.bm25_only)
     hits = search_cards(idx, q, opts)
     if opts.episodes:
         qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)

@@ -22,6 +22,8 @@ SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it
 HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
 HUB_DEGREE = 12  # … damped by sqrt(HUB_DEGREE / degree) once the entity is mentioned by more cards than this
 ENTITY_NAME_WEIGHT = 1.0
+ANCHOR_NAMES = True  # the rule also applies to a hit resting on one entity name
+ANCHOR = 0.4  # a hit matching one query word only must cover this share of the question (eval/ sweep)
 
 
 def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
@@ -86,7 +88,10 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
                 why.append(f"names entity {slug}")
         mass = sum(q.idfs.values()) + q.extra_mass
         coverage = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / mass) if mass else 0.0
-        if total <= 0 or not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):
+        if total <= 0 or (coverage + 1e-9 < ANCHOR and ((why and ANCHOR_NAMES) or not matched)
+                           and _units(q.text, matched, named, ents) + bool(via) < 2):
+            continue  # the hit rests on one topic word (often a name) and the question's other words are not in it
+        if not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):
             continue
         scored[rowid] = (total, matched + via, why)
     if not scored:
@@ -121,6 +126,25 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
             path=row["path"], rowid=rowid))
     return hits
+
+
+def _units(text: str, matched: list[str], named: Mapping[str, tuple[list[str], int]], ents: set[str]) -> int:
+    """How many separate query words `matched` holds: the tokens of one entity name count once, and CJK bigrams
+    that overlap in the query (林晚 晚的, 公众 众号) are one word."""
+    parent = {t: t for t in matched}
+
+    def root(t: str) -> str:
+        while parent[t] != t:
+            t = parent[t]
+        return t
+
+    groups = [[t for t in terms if t in parent] for slug, (terms, _d) in named.items() if slug in ents]
+    pos = {t: text.find(t) for t in matched if not t.isascii()}
+    groups += [[a, b] for a in pos for b in pos if pos[a] >= 0 and pos[b] == pos[a] + 1]
+    for g in groups:
+        for t in g[1:]:
+            parent[root(t)] = root(g[0])
+    return len({root(t) for t in matched})
 
 
 def _expansion_credit(exps: list, matched: list[str], exp_matched: set[str]) -> tuple[float, list[str]]:

@@ -114,7 +114,7 @@ GROUPS: tuple[tuple[str, ...], ...] = (
     ("茶", "tea"),
     ("素食", "吃素", "vegetarian", "vegan"),
     ("运动", "锻炼", "健身", "exercise", "workout", "gym", "fitness", "sport"),
-    ("跑步", "run", "running", "jog", "jogging"),
+    ("跑步", "慢跑", "jog", "jogging"),  # not "run": in tech talk it means execute
     ("睡觉", "睡眠", "sleep", "bedtime"),
     ("旅行", "旅游", "出行", "出差", "travel", "trip", "journey", "vacation", "holiday"),
     ("飞机", "航班", "机票", "flight", "plane", "airline"),

@@ -19,27 +19,38 @@ from memvault.search.synonyms import GROUPS
 EXPANSION_WEIGHT = 0.5  # an expansion term scores this share of its IDF
 COVERAGE_SHARE = 0.7  # a card matching only a source's expansions covers this share of the source's mass
 
-_TABLES: dict[tuple[str, str], list[list[tuple[str, ...]]]] = {}
+_MEMBERS: dict[tuple[int, str, str], list[tuple[str, ...]]] = {}
 
 
-def _table(mode: str, stemmer: str) -> list[list[tuple[str, ...]]]:
-    """GROUPS with each member as its tokens (stop words kept, so "go live" needs both words), cached."""
-    key = (mode, stemmer)
-    if key not in _TABLES:
-        out = []
-        for group in GROUPS:
-            members = [tuple(tokenize.tokens(tokenize.normalize(m), mode, stop=False, stemmer=stemmer))
-                       for m in group]
-            out.append([m for m in dict.fromkeys(members) if m])
-        _TABLES[key] = out
-    return _TABLES[key]
+def _members(gi: int, mode: str, stemmer: str) -> list[tuple[str, ...]]:
+    """Group `gi` with each member as its tokens (stop words kept, so "go live" needs both words), cached.
+    Only groups a query may hit are tokenised: doing all of them costs ~5 ms per process."""
+    key = (gi, mode, stemmer)
+    if key not in _MEMBERS:
+        members = [tuple(tokenize.tokens(tokenize.normalize(m), mode, stop=False, stemmer=stemmer))
+                   for m in GROUPS[gi]]
+        _MEMBERS[key] = [m for m in dict.fromkeys(members) if m]
+    return _MEMBERS[key]
+
+
+def _maybe_in(member: str, text: str) -> bool:
+    """Cheap pre-check: a CJK member must be a substring; each English word's first four letters must appear
+    (the stemmer only trims endings)."""
+    if member.isascii():
+        return all(w[:4] in text for w in member.split())
+    return member in text
 
 
 def synonym_sources(text: str, mode: str, stemmer: str) -> dict[tuple[str, ...], set[str]]:
-    """Source (tokens of a member found in `text`) -> tokens of the group's other members."""
-    have = set(tokenize.tokens(text, mode, stop=False, stemmer=stemmer))
+    """Source (tokens of a member found in `text`, which is normalised) -> tokens of the group's other members."""
+    have: set[str] | None = None
     out: dict[tuple[str, ...], set[str]] = {}
-    for members in _table(mode, stemmer):
+    for gi, group in enumerate(GROUPS):
+        if not any(_maybe_in(m, text) for m in group):
+            continue
+        if have is None:
+            have = set(tokenize.tokens(text, mode, stop=False, stemmer=stemmer))
+        members = _members(gi, mode, stemmer)
         hits = [m for m in members if all(t in have for t in m)]
         if not hits:
             continue

@@ -157,8 +157,8 @@ def _expansion_credit(exps: list, matched: list[str], exp_matched: set[str]) -> 
     credit = 0.0
     via: list[str] = []
     for src, mass, terms in exps:
-        if any(t in matched for t in src):
-            continue
+        if mass <= 0 or any(t in matched for t in src):
+            continue  # an expansion without mass (eval/prf.py feedback terms) only re-ranks
         hit = [t for t in terms if t in exp_matched]
         if hit:
             credit += expand.COVERAGE_SHARE * mass

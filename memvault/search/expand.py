@@ -33,29 +33,46 @@ def _members(gi: int, mode: str, stemmer: str) -> list[tuple[str, ...]]:
     return _MEMBERS[key]
 
 
-def _maybe_in(member: str, text: str) -> bool:
-    """Cheap pre-check: a CJK member must be a substring; each English word's first four letters must appear
-    (the stemmer only trims endings)."""
-    if member.isascii():
-        return all(w[:4] in text for w in member.split())
-    return member in text
+_KEYS: dict[str, list[int]] = {}  # first four letters of a member's first word, or its first CJK character -> groups
+
+
+def _keys() -> dict[str, list[int]]:
+    if not _KEYS:
+        for gi, group in enumerate(GROUPS):
+            for m in group:
+                key = m.split()[0][:4] if m.isascii() else m[0]
+                if gi not in _KEYS.setdefault(key, []):
+                    _KEYS[key].append(gi)
+    return _KEYS
+
+
+def _candidate_groups(text: str) -> list[int]:
+    """Groups a query may hit, by a cheap look-up (the stemmer only trims endings, so a word's first four
+    letters are kept); only those are tokenised."""
+    keys = _keys()
+    found: set[int] = set()
+    for word in text.split():
+        if word.isascii():
+            found.update(keys.get(word[:4], ()))
+    for ch in set(text):
+        if not ch.isascii():
+            found.update(keys.get(ch, ()))
+    return sorted(found)
 
 
 def synonym_sources(text: str, mode: str, stemmer: str) -> dict[tuple[str, ...], set[str]]:
     """Source (tokens of a member found in `text`, which is normalised) -> tokens of the group's other members."""
     have: set[str] | None = None
     out: dict[tuple[str, ...], set[str]] = {}
-    for gi, group in enumerate(GROUPS):
-        if not any(_maybe_in(m, text) for m in group):
-            continue
+    for gi in _candidate_groups(text):
         if have is None:
             have = set(tokenize.tokens(text, mode, stop=False, stemmer=stemmer))
         members = _members(gi, mode, stemmer)
         hits = [m for m in members if all(t in have for t in m)]
         if not hits:
             continue
-        # The longest member found is the source ("更喜欢" over "喜欢"); the others expand it.
-        src = max(hits, key=len)
+        # Every member found is the source (its words' mass is what a synonym match stands in for).
+        src = tuple(dict.fromkeys(t for m in hits for t in m))
         terms = {t for m in members for t in m if not (set(m) <= have)}
         stop = {t for t in terms if not tokenize.tokens(t, mode, stemmer=stemmer)}
         terms -= stop | have

@@ -65,17 +65,21 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         for t, i in terms.items():
             if t not in q.idfs:
                 exp_idf[t] = max(exp_idf.get(t, 0.0), expand.EXPANSION_WEIGHT * i)
-    if exp_idf:
+    if exp_idf and len(cand) < POOL:
+        # Expansion terms widen the candidates only while the query's own words leave room in the pool: a
+        # second FTS query over common words would cost as much again (bench/search.py), and a card found by
+        # the query's own words outranks one found by a synonym anyway.
         extra = prune(sorted(exp_idf), {t: exp_idf[t] / expand.EXPANSION_WEIGHT for t in exp_idf}, n_docs)
         weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
-        cand.update((r[0], None) for r in idx.rank_cards(fts_match(extra), weights, flt, POOL))
+        cand.update((r[0], None) for r in idx.rank_cards(fts_match(extra), weights, flt, POOL - len(cand)))
     if not cand:
         return []
     rows = idx.card_rows(list(cand))
+    all_idfs = {**exp_idf, **q.idfs}
     scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
     for rowid, row in rows.items():
         doc = {f: row["tok"][i].split() for i, f in enumerate(CARD_FIELDS)}
-        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs={**exp_idf, **q.idfs}, extra_mass=q.extra_mass)
+        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs=all_idfs, extra_mass=q.extra_mass)
         matched = [t for t in s.matched if t in q.idfs]
         total = s.score
         why = []
@@ -90,9 +94,8 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
                 why.append(f"names entity {slug}")
         mass = sum(q.idfs.values()) + q.extra_mass
         coverage = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / mass) if mass else 0.0
-        units = _units(q.text, matched, named, ents) + n_src
-        if total <= 0 or (units < 2 and coverage + 1e-9 < (ANCHOR if matched else ANCHOR_SYNONYMS)
-                          and (why or not matched)):
+        if total <= 0 or ((why or not matched) and coverage + 1e-9 < (ANCHOR if matched else ANCHOR_SYNONYMS)
+                          and _units(q.text, matched, named, ents) + n_src < 2):
             continue  # the hit rests on one topic word (often a name) and the question's other words are not in it
         if not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):
             continue

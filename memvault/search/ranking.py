@@ -1,7 +1,8 @@
-"""Card ranking: candidates from FTS5 and from the entities a query names, BM25F re-scored on them, the
-relevance floor, entity hops damped for hubs, supersede chains, and the status rules (superseded cards demoted
-unless the question asks about history). Reads the index only through named Index methods (no SQL here);
-imports no other search module above query.py and snippets.py."""
+"""Card ranking: candidates from FTS5, from the entities a query names and from expansion terms (expand.py),
+BM25F re-scored on them, the relevance floor (and the one-word floor for a hit resting on a name or on synonyms
+only), entity hops damped for hubs, supersede chains, and the status rules (superseded cards demoted unless the
+question asks about history). Reads the index only through named Index methods (no SQL here); imports no other
+search module above query.py, expand.py and snippets.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from memvault.search import bm25
+from memvault.search import bm25, expand
 from memvault.search import tokenize
 from memvault.search.index import Index
 from memvault.search.intent import split_intent
@@ -24,9 +24,11 @@ class Query(NamedTuple):
     idfs: dict[str, float]
     extra_mass: float  # IDF mass of CJK content the vault has no bigram for
     tokens: frozenset[str] = frozenset()
+    expansions: tuple = ()  # expand.Expansion of synonym groups the query hits (cards only)
 
 
-def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_intent: bool = True) -> Query:
+def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_intent: bool = True,
+            synonyms: bool = True) -> Query:
     norm = tokenize.normalize(query)
     intent = "current"
     text = norm
@@ -70,7 +72,12 @@ def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_inten
                     extra += top * gap / 2
                 gap = 0
     idfs = {t: bm25.idf(df.get(t, 0), max(n_docs, 1)) for t in terms}
-    return Query(text=norm, intent=intent, terms=terms, idfs=idfs, extra_mass=extra, tokens=frozenset(raw_terms))
+    expansions: tuple = ()
+    if synonyms and not episodes:
+        sources = expand.synonym_sources(text, mode, stemmer)
+        expansions = expand.weigh(sources, idx, max(n_docs, 1), idfs, top)
+    return Query(text=norm, intent=intent, terms=terms, idfs=idfs, extra_mass=extra, tokens=frozenset(raw_terms),
+                 expansions=expansions)
 
 
 def _entity_tokens(idx: Index, cjk: list[str]) -> set[str]:

@@ -1,14 +1,15 @@
-"""Card ranking: candidates from FTS5 and from the entities a query names, BM25F re-scored on them, the
-relevance floor, entity hops damped for hubs, supersede chains, and the status rules (superseded cards demoted
-unless the question asks about history). Reads the index only through named Index methods (no SQL here);
-imports no other search module above query.py and snippets.py."""
+"""Card ranking: candidates from FTS5, from the entities a query names and from expansion terms (expand.py),
+BM25F re-scored on them, the relevance floor (and the one-word floor for a hit resting on a name or on synonyms
+only), entity hops damped for hubs, supersede chains, and the status rules (superseded cards demoted unless the
+question asks about history). Reads the index only through named Index methods (no SQL here); imports no other
+search module above query.py, expand.py and snippets.py."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 
-from memvault.search import bm25
+from memvault.search import bm25, expand
 from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
 from memvault.search.query import BIG, POOL, Query, prune
 from memvault.search.results import Hit, SearchOptions
@@ -22,6 +23,10 @@ SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it
 HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
 HUB_DEGREE = 12  # … damped by sqrt(HUB_DEGREE / degree) once the entity is mentioned by more cards than this
 ENTITY_NAME_WEIGHT = 1.0
+# A hit resting on one query word that is an entity name must cover ANCHOR of the question's IDF mass, and a
+# hit resting on one synonym only ANCHOR_SYNONYMS (eval/ sweep, eval/REPORT.md).
+ANCHOR = 0.4
+ANCHOR_SYNONYMS = 0.25
 
 
 def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
@@ -51,16 +56,35 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         for slug in named:
             for rowid in idx.entity_card_rowids(slug, flt, ENTITY_CAP):
                 cand.setdefault(rowid, None)
+    exps = list(q.expansions)
+    if opts.expand and named and not opts.bm25_only:
+        srcs = expand.entity_sources([idx.entity_page(s) for s in named], {s: v[0] for s, v in named.items()},
+                                     opts.mode)
+        exps += expand.weigh(srcs, idx, n_docs, q.idfs, bm25.max_idf(n_docs))
+    exp_idf: dict[str, float] = {}  # expansion term -> its scoring weight (below the query's own words)
+    for _src, _mass, terms in exps:
+        for t, i in terms.items():
+            if t not in q.idfs:
+                exp_idf[t] = max(exp_idf.get(t, 0.0), expand.EXPANSION_WEIGHT * i)
+    if exp_idf and len(cand) < POOL:
+        # Expansion terms widen the candidates only while the query's own words leave room in the pool: a
+        # second FTS query over common words would cost as much again (bench/search.py), and a card found by
+        # the query's own words outranks one found by a synonym anyway.
+        extra = prune(sorted(exp_idf), {t: exp_idf[t] / expand.EXPANSION_WEIGHT for t in exp_idf}, n_docs)
+        weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
+        cand.update((r[0], None) for r in idx.rank_cards(fts_match(extra), weights, flt, POOL - len(cand)))
     if not cand:
         return []
     rows = idx.card_rows(list(cand))
+    all_idfs = {**exp_idf, **q.idfs}
     scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
     for rowid, row in rows.items():
         doc = {f: row["tok"][i].split() for i, f in enumerate(CARD_FIELDS)}
-        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs=q.idfs, extra_mass=q.extra_mass)
-        matched = list(s.matched)
+        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs=all_idfs, extra_mass=q.extra_mass)
+        matched = [t for t in s.matched if t in q.idfs]
         total = s.score
         why = []
+        credit, via, n_src = _expansion_credit(exps, matched, set(s.matched) - set(matched))
         ents = set(row["entities"])
         for slug, (name_terms, degree) in named.items():
             if slug in ents:
@@ -70,10 +94,13 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
                 matched.extend(new)
                 why.append(f"names entity {slug}")
         mass = sum(q.idfs.values()) + q.extra_mass
-        coverage = sum(q.idfs[t] for t in matched) / mass if mass else 0.0
-        if total <= 0 or not _relevant(coverage, matched, doc, len(q.terms), opts.floor, why):
+        coverage = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / mass) if mass else 0.0
+        if total <= 0 or ((why or not matched) and coverage + 1e-9 < (ANCHOR if matched else ANCHOR_SYNONYMS)
+                          and _units(q.text, matched, named, ents) + n_src < 2):
+            continue  # the hit rests on one topic word (often a name) and the question's other words are not in it
+        if not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):
             continue
-        scored[rowid] = (total, matched, why)
+        scored[rowid] = (total, matched + via, why)
     if not scored:
         return []
     if opts.hops and not opts.bm25_only:
@@ -106,6 +133,42 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
             path=row["path"], rowid=rowid))
     return hits
+
+
+def _units(text: str, matched: list[str], named: Mapping[str, tuple[list[str], int]], ents: set[str]) -> int:
+    """How many separate query words `matched` holds: the tokens of one entity name count once, and CJK bigrams
+    that overlap in the query (林晚 晚的, 公众 众号) are one word."""
+    parent = {t: t for t in matched}
+
+    def root(t: str) -> str:
+        while parent[t] != t:
+            t = parent[t]
+        return t
+
+    groups = [[t for t in terms if t in parent] for slug, (terms, _d) in named.items() if slug in ents]
+    pos = {t: text.find(t) for t in matched if not t.isascii()}
+    groups += [[a, b] for a in pos for b in pos if pos[a] >= 0 and pos[b] == pos[a] + 1]
+    for g in groups:
+        for t in g[1:]:
+            parent[root(t)] = root(g[0])
+    return len({root(t) for t in matched})
+
+
+def _expansion_credit(exps: list, matched: list[str], exp_matched: set[str]) -> tuple[float, list[str], int]:
+    """Coverage credit of the sources whose own words the card lacks but whose expansions it holds, the
+    expansion terms that earned it (shown in `why` as matched words), and how many sources earned it."""
+    n = 0
+    credit = 0.0
+    via: list[str] = []
+    for src, mass, terms in exps:
+        if mass <= 0 or any(t in matched for t in src):
+            continue  # an expansion without mass (eval/prf.py feedback terms) only re-ranks
+        hit = [t for t in terms if t in exp_matched]
+        if hit:
+            credit += expand.COVERAGE_SHARE * mass
+            n += 1
+            via.extend(t for t in hit if t not in via)
+    return credit, via, n
 
 
 def _relevant(coverage: float, matched: list[str], doc: Mapping[str, list[str]], n_terms: int, floor: float,

@@ -18,6 +18,7 @@ class SearchOptions(NamedTuple):
     mode: str = "bigram"
     bm25_only: bool = False  # baseline for eval/: no entity names, no hops, no status or intent rules
     stat_all_below: int = 5000
+    expand: bool = True  # synonym groups and entity aliases (eval/ measures with and without)
 
 
 class Hit(NamedTuple):

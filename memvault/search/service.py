@@ -6,10 +6,13 @@ Pipeline for one query:
    characters they leave unexplained still count as unmatched query content (query segmentation against the
    indexed vocabulary).
 2. Candidates: FTS5 OR-query over the known terms (very common terms pruned when rarer ones exist), plus every
-   card of an entity the query names by name or alias.
+   card of an entity the query names by name or alias, plus (while the pool has room) cards holding expansion
+   terms: synonyms from synonyms.py and the named entities' other names (expand.py), weighted below the query's
+   own words.
 3. Score: BM25F on title/entities/body/tags, re-computed here on the candidates with bm25.py so that each hit
    knows which terms it matched. Relevance floor: a hit must match at least `floor` of the query's IDF mass;
-   a query about something the vault does not hold therefore returns nothing (exit 1, like grep).
+   a query about something the vault does not hold therefore returns nothing (exit 1, like grep). A hit resting
+   on one word that is an entity name, or on synonyms only, must cover more (ranking.ANCHOR*).
 4. Entity hops from the best hits, damped for hub entities; superseded cards demoted unless the question asks
    about history; retracted cards only with `include_all`.
 
@@ -136,7 +139,7 @@ def _rules(deny: tuple[str, ...]):
 
 def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     """One search on an open, fresh index: analyse, rank cards (and episodes), order, keep `opts.limit`."""
-    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only)
+    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and not opts.bm25_only)
     hits = search_cards(idx, q, opts)
     if opts.episodes:
         qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)

@@ -10,7 +10,7 @@ from memvault.search import bm25
 from memvault.search.index import Index, fts_match
 from memvault.search.query import BIG, POOL, Query, prune
 from memvault.search.results import Hit, SearchOptions
-from memvault.search.snippets import snippet
+from memvault.search.snippets import pending
 
 EPISODE_WEIGHTS = {"user": 1.0, "assistant": 1.0}
 EPISODE_K1, EPISODE_B = bm25.K1, 0.2  # turns are short and alike in length: less length normalisation (REPORT)
@@ -58,7 +58,7 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         why = (("matched: " + ", ".join(matched),) if matched else ()) + tuple(extra)
         hits.append(Hit(
             id=ep_id, kind="episode", title=title, project=project, status="live", score=score,
-            snippet=snippet(text, matched, opts.snippet_chars), why=why,
+            snippet=pending(text, matched), why=why,
             refs=tuple(json.loads(refs)), created=at, session=session))
     return hits
 

@@ -13,7 +13,7 @@ from memvault.search import bm25, expand
 from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
 from memvault.search.query import BIG, POOL, Query, prune
 from memvault.search.results import Hit, SearchOptions
-from memvault.search.snippets import snippet
+from memvault.search.snippets import pending
 
 # Field weights for BM25F, measured on eval/ (see eval/REPORT.md).
 CARD_WEIGHTS = {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5}
@@ -129,7 +129,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             why.append("retracted")
         hits.append(Hit(
             id=row["id"], kind=row["kind"], title=row["title"], project=row["project"], status=status,
-            score=score, snippet=snippet(row["body"] or row["title"], matched, opts.snippet_chars),
+            score=score, snippet=pending(row["body"] or row["title"], matched),
             why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
             path=row["path"], rowid=rowid))
     return hits

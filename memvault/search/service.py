@@ -42,7 +42,7 @@ from memvault.search.index import Index, find_root
 from memvault.search.query import POOL, Query, analyse
 from memvault.search.ranking import CARD_WEIGHTS, search_cards
 from memvault.search.results import Hit, SearchOptions, SearchResult
-from memvault.search.snippets import readable, snippet, surface_words
+from memvault.search.snippets import readable, settle, snippet, surface_words
 
 __all__ = ["CARD_WEIGHTS", "EPISODE_WEIGHTS", "POOL", "Hit", "Query", "SearchOptions", "SearchResult", "analyse",
            "open_root", "options_from", "run_search", "search_index", "settings", "snippet"]
@@ -146,17 +146,15 @@ def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
         hits += search_episodes(idx, qe, opts)
     # Ties (cards that match the same way, e.g. every card of an entity the query names): newest first for a
     # question about now, oldest first for a history question.
-    older_first = q.intent == "history"
-    hits.sort(key=lambda h: (-round(h.score, 6), _age_key(h.created, older_first), h.id))
+    # Three stable sorts, least significant key first: the same order as one tuple key, without building a
+    # per-character key for every candidate's date.
+    hits.sort(key=lambda h: h.id)
+    hits.sort(key=lambda h: h.created, reverse=q.intent != "history")
+    hits.sort(key=lambda h: -round(h.score, 6))
     words = surface_words(query, opts.mode, opts.episodes)
-    shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why)) for h in hits[: opts.limit])
+    shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
+                             snippet=settle(h.snippet, opts.snippet_chars)) for h in hits[: opts.limit])
     return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown)
-
-
-def _age_key(created: str, older_first: bool) -> tuple:
-    if older_first:
-        return (created,)
-    return (tuple(-ord(c) for c in created),)
 
 
 def open_root(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> Path:

@@ -9,6 +9,17 @@ from collections.abc import Mapping
 from memvault.search import tokenize
 
 
+def pending(text: str, terms: list[str]) -> tuple[str, tuple[str, ...]]:
+    """What a hit's snippet will be made from. Ranking scores a few hundred candidates and shows ten: the
+    snippet (a normalisation and a regex per term) is made only for the hits shown, by `settle`."""
+    return (text, tuple(terms))
+
+
+def settle(snip: str | tuple[str, tuple[str, ...]], chars: int) -> str:
+    """The snippet of a hit that is shown (a finished string stays as it is)."""
+    return snip if isinstance(snip, str) else snippet(snip[0], list(snip[1]), chars)
+
+
 def snippet(text: str, terms: list[str], chars: int) -> str:
     """About `chars` characters of `text` centred on the first place a matched term occurs."""
     flat = " ".join(text.split())

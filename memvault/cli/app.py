@@ -582,6 +582,9 @@ def distill_cmd(
             typer.echo(f"{card['action']:6s} {card['id']}  {card['kind']} · {card['title']}"
                        + (f" ({card['status']})" if card["status"] != "active" else ""))
         typer.echo(f"dry run: nothing written; {summary.pending_after} episodes pending")
+    elif summary.engine == "offline":  # issue 10: said even under cron, so a log shows which engine ran
+        typer.echo(f"engine offline: {summary.created} cards from {summary.episodes_distilled} episodes "
+                   f"({summary.merged} merged, {summary.superseded} superseded; {summary.pending_after} pending)")
     elif sys.stdout.isatty():
         typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {summary.created} "
                    f"cards created, {summary.merged} merged, {summary.updated} updated, {summary.superseded} "

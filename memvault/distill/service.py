@@ -13,6 +13,7 @@ and resumed run leaves a tree byte-identical to an uninterrupted one.
 from __future__ import annotations
 
 import calendar
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -69,6 +70,7 @@ class Summary:
     failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
     errors: list[str] = field(default_factory=list)
     stopped: str | None = None  # max_calls | llm_error
+    engine: str = "llm"  # llm | offline (issue 10: distill.engine)
     recovered: str | None = None  # batch id rolled back from an interrupted run
     rolled_back: int = 0  # batches undone because a history edit revoked episodes they consumed
     rollback_fallback: list[str] = field(default_factory=list)  # of those, batches re-distilled without undo
@@ -80,7 +82,7 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "run": self.run, "dry_run": self.dry_run, "pending_before": self.pending_before,
+            "run": self.run, "engine": self.engine, "dry_run": self.dry_run, "pending_before": self.pending_before,
             "pending_after": self.pending_after, "batches": self.batches, "calls": self.calls,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "episodes_distilled": self.episodes_distilled,
@@ -253,6 +255,7 @@ class _Run:
     settings: Mapping[str, Any]
     model: str
     batch_no: int = 0
+    engine: str = "llm"
 
 
 def _settings(vault: Vault) -> Mapping[str, Any]:
@@ -309,13 +312,15 @@ def distill(
     summary (the caller turns them into exit code 5). Raises Busy when another distill holds the lock."""
     from memvault.redact import engine as redact
     from memvault.distill.llm import Client
+    from memvault.distill import engine as engines
 
     now = now or clock_from_env(env)
+    engine = engines.resolve(vault.config)  # issue 10: "llm" or "offline"
     cfg = _settings(vault)
     if max_calls is not None and max_calls < 0 or max_episodes is not None and max_episodes < 0:
         raise UsageError("--max-calls and --max-episodes must be 0 or more")
     with vault.exclusive("distill", "distill"):
-        summary = Summary(dry_run=dry_run)
+        summary = Summary(dry_run=dry_run, engine=engine)
         if not dry_run:
             summary.recovered = recover(vault)
         start = now()
@@ -340,12 +345,13 @@ def distill(
         all_cards = {c.id: c for c in vault.cards(problems=problems)}
         client_kw = {"sleep": sleep} if sleep is not None else {}
         run = _Run(
-            vault=vault, env=env, now=now, summary=summary, client=Client(settings, **client_kw),
+            vault=vault, env=env, now=now, summary=summary,
+            client=Client(settings, **client_kw) if engine == "llm" else contextlib.nullcontext(),  # issue 10
             max_calls=max_calls, dry_run=dry_run, cards=all_cards, entities=EntityTable.load(vault),
             system=system.replace("{{kinds}}", ", ".join(vault.config.kinds)), user_tpl=user_tpl,
             kinds=vault.config.kinds,
             rules=redact.compile_rules(list(vault.config.section("redact").get("deny") or [])),
-            settings=cfg, model=settings.model,
+            settings=cfg, model=settings.model if engine == "llm" else "offline", engine=engine,
         )
         size = batch_size(settings.max_output_tokens, int(cfg.get("tokens_per_episode", 320)))
         max_chars = int(cfg.get("max_episode_chars", 4000))
@@ -355,6 +361,10 @@ def distill(
         budget = max(1, int(cfg.get("max_input_tokens", 12000)) - overhead)
         batches = plan_batches(todo, size=size, input_budget=budget,
                                cost=lambda e: estimate_tokens(format_episode(0, e, max_chars)))
+        if engine == "offline":  # issue 10: offline batches (one project, cut before a state change)
+            from memvault.distill import offline
+
+            batches = offline.plan(todo)
         done = 0
         try:
             with run.client:
@@ -427,6 +437,18 @@ def _process(run: _Run, batch: list[Episode]) -> None:
     """Distil one batch; split it on truncation. Raises _BatchFailed or _StopRun."""
     from memvault.distill.llm import extract_json
 
+    if run.engine == "offline":  # issue 10: the batch's proposals come from the offline engine, not a model
+        from memvault.distill import offline
+
+        data, related = offline.propose(batch, run.cards)
+        try:
+            proposals = cardlib.validate_output(data, n_episodes=len(batch), n_related=len(related), kinds=run.kinds)
+        except cardlib.InvalidOutput as exc:
+            raise _BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {batch[0].id}: "
+                               f"offline engine: {exc}") from None
+        _apply(run, batch, related, [_redact_proposal(p, run.rules) for p in proposals],
+               {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        return
     related = find_related(batch, list(run.cards.values()), run.entities.names, int(run.settings.get("related_cards", 12)))
     messages = _messages(run, batch, related)
     reply = _call(run, messages)
@@ -573,7 +595,7 @@ def _commit(run: _Run, batch_id: str, at: str, ids: list[str], working: dict[str
     born = sorted(cid for cid, b in before.items() if b is None and working[cid].status == "superseded")
     record: dict[str, Any] = {
         "v": 1, "type": "distill", "at": at, "run": run.summary.run, "batch": batch_id, "episodes": ids,
-        "model": run.model, "usage": usage, "status": "ok" if working else "empty",
+        "engine": run.engine, "model": run.model, "usage": usage, "status": "ok" if working else "empty",
         "created": created, "updated": updated, "superseded": superseded, "counts": counts,
     }
     if born:

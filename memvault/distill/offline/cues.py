@@ -73,7 +73,7 @@ DECISION_EN = (r"\b(?:we'll go with|we will go with|let's go with|lets go with|g
                r"let's use|lets use|we'll use|we will use|we decided|i decided|decided to|decided on|"
                r"that's decided|it's decided|is decided|it is$|we chose|i chose|we picked|settled on|"
                r"we're settling on|final answer)\b")
-DECISION_ZH = r"决定|定了|就用|就选|就叫|就按|那就|先用|先存|统一用|改用|改成|选定|确定用|就这么定"
+DECISION_ZH = r"^不(?:换|买|上|装|搬)\S{1,12}了$|决定|定了|就用|就选|就叫|就按|那就|先用|先存|统一用|改用|改成|选定|确定用|就这么定"
 
 # Facts: a subject with a value. Subject nouns that take a value; the value itself, or a verb of being.
 FACT_NOUN_EN = (r"\b(?:ip|ips|ip address|address|port|url|uri|endpoint|host|hostname|domain|version|bucket|"
@@ -100,6 +100,14 @@ RULE_HEADER = r"^(?:(?:a |one |new |house |team |hard )?rules?\b.{0,40}|.{0,20}�
 DEFERRAL = r"以后再说|再说吧|下周再定|回头再说|later\.?$|another time"
 # A clause that continues the previous statement ("…, so never suggest meat").
 CONTINUES = r"^(?:so|and so|which means|所以|因此)\b"
+
+# A sentence that only qualifies the statement before it: it makes no card of its own.
+MARK_DECIDED = r"^(?:(?:that's|that is|it's|it is|this is|这个|那就)\s*)?(?:decided|final|定了|确定了)\b[^，,：:;；]{0,40}$"
+MARK_RULE = r"^(?:that's|that is|it's|it is|this is)\s+(?:a\s+)?(?:hard\s+|strict\s+|firm\s+)?rule\b[^，,：:;；]{0,40}$"
+# A clause that only contrasts the statement before it ("…, not a soldier", "…，不做 PDF").
+CONTRAST = r"^(?:not|never)\s+(?:a|an|the|in|on|at|my|our)\b|^(?:不做|不是|不要|不在|而不是)"
+# A fact given as "noun value" after another fact ("…, region eu-central-1", "…, port 8443").
+NOUN_VALUE_EN = r"^(?:the\s+)?(?:region|port|zone|version|host|user|path|branch|bucket|ip|url|domain)\s+\S+$"
 
 # Lead-ins stripped before a clause is judged ("ok cool. btw", "Update:", "对了").
 LEAD_EN = (r"^(?:(?:ok|okay|yeah|yes|yep|sure|cool|great|alright|right|so|and|also|oh|btw|by the way|update|"

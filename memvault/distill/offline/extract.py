@@ -9,6 +9,7 @@ of the card before it in the same sentence. The assistant's text is never read.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -70,6 +71,10 @@ _RULE_HEADER = _c(cues.RULE_HEADER, _I)
 _DEFERRAL = _c(cues.DEFERRAL, _I)
 _CONTINUES = _c(cues.CONTINUES, _I)
 _CHOICE_ZH = _c(r"用\s*[A-Za-z]")
+_MARK_DECIDED = _c(cues.MARK_DECIDED, _I)
+_MARK_RULE = _c(cues.MARK_RULE, _I)
+_CONTRAST = _c(cues.CONTRAST, _I)
+_NOUN_VALUE_EN = _c(cues.NOUN_VALUE_EN, _I)
 _VALUE_HINT = _c(r"\d|://|[/~]\w|`|\b[A-Z][\w.+-]*[A-Za-z0-9]|《")
 _STATE_TAIL_EN = _c(r"\s+(?:over the weekend|last (?:week|sprint|month|night)|yesterday|today|this (?:morning|week|"
                     r"sprint|month)|for now|now)\b.*$|[,;].*$|\.$", _I)
@@ -100,9 +105,9 @@ def _is_zh(text: str) -> bool:
 def _user_text(text: str) -> str:
     """What the user says for themselves: no code blocks, quotes or role-play narration."""
     text = _FENCE.sub("\n", text)
-    if _NARRATION.search(text):
-        ooc = [m.group("ooc") for m in _OOC.finditer(text)]
-        return "\n".join(ooc)
+    ooc = [m.group("ooc") for m in _OOC.finditer(text)]
+    if ooc or _NARRATION.search(text):
+        return "\n".join(ooc)  # role-play: only what is said out of character counts
     lines = []
     for line in text.split("\n"):
         stripped = line.strip()
@@ -240,6 +245,12 @@ def statements(user: str) -> list[Statement]:
             sentence, asked = _strip_lead(sentence)
             if not sentence:
                 continue
+            mark = "decision" if _MARK_DECIDED.match(sentence) else "rule" if _MARK_RULE.match(sentence) else None
+            if mark:
+                # "Decided with the team yesterday." / "That's a hard rule.": about the statement before it.
+                if out and out[-1].line == lineno and out[-1].kind != "state":
+                    out[-1] = dataclasses.replace(out[-1], kind=mark)
+                continue
             state = _state(sentence)
             if state is not None:
                 out.append(Statement("state", sentence, lineno, entities_of(sentence, ""), state.subject,
@@ -268,7 +279,15 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
         if _DEFERRAL.search(text):
             continue
         kind = _kind(text, text)
-        if parts and parts[-1][0] is not None and continues:
+        if kind is None and not zh and parts and parts[-1][0] == "fact" and _NOUN_VALUE_EN.match(text):
+            kind = "fact"  # "…, region eu-central-1"
+        if kind == "preference" and parts and parts[-1][0] == "rule" and _PREF_ALWAYS_EN.match(text):
+            parts[-1][1] += ", " + text  # "never write X, always Y": one instruction
+            continue
+        if kind == "preference" and zh and parts and parts[-1][0] == "preference":
+            parts[-1][1] += "，" + text  # "以后少一点动作描写，我喜欢对话多一些": one preference and its reason
+            continue
+        if parts and (parts[-1][0] is not None and continues or kind is None and _CONTRAST.match(text)):
             parts[-1][1] += ("，" if zh else ", ") + text
             continue
         if kind == "fact" and parts and parts[-1][0] in ("decision", "rule", "preference") \

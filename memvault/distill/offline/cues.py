@@ -44,7 +44,8 @@ STATE_EN = (
 )
 STATE_ZH = (
     # 不用 X 了，改用 Y / 不去 X 了，改去 Y / 不用三月底了，改成四月底…
-    r"(?P<subj>[^，,。；;：:]{0,16}?)不(?:用|去|再用|要)\s*(?P<old>[^，,。；;]+?)\s*了\s*[，,、]?\s*(?:全部|都)?"
+    r"(?P<subj>[^，,。；;：:]{0,16}?)不(?:用|去|再用|要)\s*(?P<old>[^，,。；;]+?)\s*了\s*[，,、]?\s*"
+    r"(?P<subj2>[^，,。；;：:]{0,12}?)(?:全部|都)?"
     r"(?:改用|改成|改去|换成|换到|改为|换用|改到)\s*(?P<new>.+)$",
     # 从 X 换成 Y / 从 X 迁到 Y
     r"(?P<subj>[^，,。；;：:]{0,16}?)从\s*(?P<old>[^，,。；;]+?)\s*(?:换成|改成|迁到|迁移到|搬到|换到|改为|切到|切换到)"
@@ -72,8 +73,8 @@ PREFERENCE_ZH = (r"我喜欢|我更喜欢|我比较喜欢|我不喜欢|我讨厌
 DECISION_EN = (r"\b(?:we'll go with|we will go with|let's go with|lets go with|going with|we're going with|"
                r"let's use|lets use|we'll use|we will use|we decided|i decided|decided to|decided on|"
                r"that's decided|it's decided|is decided|it is$|we chose|i chose|we picked|settled on|"
-               r"we're settling on|final answer)\b")
-DECISION_ZH = r"^不(?:换|买|上|装|搬)\S{1,12}了$|决定|定了|就用|就选|就叫|就按|那就|先用|先存|统一用|改用|改成|选定|确定用|就这么定"
+               r"we're settling on|final answer|(?:we|i) go with|postponed to|pushed back to|rescheduled to|moved to)\b")
+DECISION_ZH = r"^不(?:换|买|上|装|搬)\S{1,12}了$|推迟.{0,6}到|延期到|提前到|决定|定了|就用|就选|就叫|就按|那就|先用|先存|统一用|改用|改成|选定|确定用|就这么定"
 
 # Facts: a subject with a value. Subject nouns that take a value; the value itself, or a verb of being.
 FACT_NOUN_EN = (r"\b(?:ip|ips|ip address|address|port|url|uri|endpoint|host|hostname|domain|version|bucket|"
@@ -96,6 +97,9 @@ MEMORY_TAIL_ZH = r"[，,]?\s*(?:这个)?(?:一定)?要?(?:记住|记一下|记�
 
 # A clause that only heads what follows ("Rule for the homelab:", "代码评审规则定一下：").
 RULE_HEADER = r"^(?:(?:a |one |new |house |team |hard )?rules?\b.{0,40}|.{0,20}规则.{0,6})$"
+# Headers that name the kind of what follows ("Decision: RQ + Redis", "One preference: no ORM").
+KIND_HEADER = (r"^(?:(?:a|one|my|our|the|team|final|another)\s+)?(?P<kind>decision|preference|rule|fact)s?$|"
+               r"^(?P<zh>决定|偏好|规则|结论)$")
 # A clause that puts something off ("管理后台以后再说", "the rest we can tweak later"): no card, no reason.
 DEFERRAL = r"以后再说|再说吧|下周再定|回头再说|later\.?$|another time"
 # A clause that continues the previous statement ("…, so never suggest meat").

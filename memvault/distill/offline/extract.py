@@ -68,6 +68,8 @@ _USES_ZH = _c(r"用\s*\S")
 _DECIDED_ONLY = _c(r"^(?:那就|这个|就这么)?定了[吧啊。！!]*$|^that's decided$|^it's decided$|^decided$|"
                    r"^(?:好)?就按你说的(?:办|来)?$|^(?:ok )?as you said$", _I)
 _RULE_HEADER = _c(cues.RULE_HEADER, _I)
+_KIND_HEADER = _c(cues.KIND_HEADER, _I)
+_ZH_HEADER = {"决定": "decision", "结论": "decision", "偏好": "preference", "规则": "rule"}
 _DEFERRAL = _c(cues.DEFERRAL, _I)
 _CONTINUES = _c(cues.CONTINUES, _I)
 _CHOICE_ZH = _c(r"用\s*[A-Za-z]")
@@ -262,7 +264,8 @@ def statements(user: str) -> list[Statement]:
 
 def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
     zh = _is_zh(sentence)
-    decided = ruled = False
+    decided = False
+    forced: str | None = None  # a header clause named the kind of what follows
     parts: list[list] = []  # [kind | None, text]
     for clause in _clauses(sentence):
         continues = bool(_CONTINUES.match(clause.strip()))
@@ -273,8 +276,13 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
         if _DECIDED_ONLY.match(text):
             decided = True
             continue
+        header = _KIND_HEADER.match(text)
+        if header:
+            forced = header.group("kind") or _ZH_HEADER[header.group("zh")]
+            forced = forced.lower()
+            continue
         if _RULE_HEADER.match(text):
-            ruled = True
+            forced = "rule"
             continue
         if _DEFERRAL.search(text):
             continue
@@ -312,12 +320,19 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
             continue
         parts.append([kind, text])
     cards = []
+    context = ""  # a clause with no cue just before a statement says what it is about ("beta 来不及了，推迟…")
     for kind, text in parts:
-        if kind is None and (decided or asked or ruled) and len(text) <= 80:
-            kind = "rule" if ruled else "decision" if decided else "fact"
+        if forced and (kind is None or kind == "fact"):
+            kind = forced
+        elif kind is None and (decided or asked) and len(text) <= 80:
+            kind = "decision" if decided else "fact"
         elif decided and kind in ("preference", "fact"):
             kind = "decision"
         if kind is None:
+            context = text if len(text) <= 40 else ""
             continue
+        if context:
+            text = context + ("，" if zh else ", ") + text
+            context = ""
         cards.append(Statement(kind, text, lineno, entities_of(text, "")))
     return cards

@@ -58,7 +58,9 @@ RULE_EN = (r"\b(?:must|mustn't|must not|don't ever|do not ever|never ever|is for
            r"not allowed|is required|are required|at most|at least|no more than|rule for|rule:|hard rule)\b")
 # "never <verb>" as an imperative about the work (never push, never expose, never retry) is a rule; about
 # answers to the person or their own habits it is a preference (see PREFERENCE_NEVER_EN).
-RULE_NEVER_EN = r"^(?:and\s+|but\s+|also\s+)?never\b"
+RULE_NEVER_EN = r"^(?:and\s+|but\s+|also\s+)?never\b(?!\s+mind)"
+# An evaluation is not a value: "… is too much work", "… is really slow".
+EVALUATION_EN = r"^\s*(?:too|so|very|really|pretty|quite|kind of|a bit|not|way|super|getting|just)\b"
 RULE_ZH = r"必须|禁止|不许|不准|不得|不能超过|不超过|至少|最多|一律|严禁|务必"
 
 PREFERENCE_EN = (r"\b(?:i prefer|i'd prefer|i would prefer|i'd rather|i would rather|i like|i love|i hate|"

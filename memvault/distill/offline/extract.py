@@ -77,6 +77,7 @@ _MARK_DECIDED = _c(cues.MARK_DECIDED, _I)
 _MARK_RULE = _c(cues.MARK_RULE, _I)
 _CONTRAST = _c(cues.CONTRAST, _I)
 _NOUN_VALUE_EN = _c(cues.NOUN_VALUE_EN, _I)
+_EVALUATION_EN = _c(cues.EVALUATION_EN, _I)
 _VALUE_HINT = _c(r"\d|://|[/~]\w|`|\b[A-Z][\w.+-]*[A-Za-z0-9]|《")
 _STATE_TAIL_EN = _c(r"\s+(?:over the weekend|last (?:week|sprint|month|night)|yesterday|today|this (?:morning|week|"
                     r"sprint|month)|for now|now)\b.*$|[,;].*$|\.$", _I)
@@ -106,7 +107,7 @@ def _is_zh(text: str) -> bool:
 
 def _user_text(text: str) -> str:
     """What the user says for themselves: no code blocks, quotes or role-play narration."""
-    text = _FENCE.sub("\n", text)
+    text = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # keep line numbers
     ooc = [m.group("ooc") for m in _OOC.finditer(text)]
     if ooc or _NARRATION.search(text):
         return "\n".join(ooc)  # role-play: only what is said out of character counts
@@ -186,6 +187,8 @@ def _fact_en(low: str) -> bool:
     if not m:
         return False
     before, after = low[:m.start()], low[m.end():]
+    if _EVALUATION_EN.match(after.lower()):
+        return False
     if before.strip() in ("", "it", "that", "this", "there", "what", "which", "everything") and not \
             low.startswith(("we use", "we're using", "we are using")) and not before.strip() == "it":
         return bool(_VALUE_HINT.search(after)) and before.strip() != "that"

@@ -269,6 +269,7 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
     zh = _is_zh(sentence)
     decided = False
     forced: str | None = None  # a header clause named the kind of what follows
+    heading = ""
     parts: list[list] = []  # [kind | None, text]
     for clause in _clauses(sentence):
         continues = bool(_CONTINUES.match(clause.strip()))
@@ -283,6 +284,7 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
         if header:
             forced = header.group("kind") or _ZH_HEADER[header.group("zh")]
             forced = forced.lower()
+            heading = text  # kept in the title of what follows: "Decision: RQ + Redis for alerts"
             continue
         if _RULE_HEADER.match(text):
             forced = "rule"
@@ -337,5 +339,8 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
         if context:
             text = context + ("，" if zh else ", ") + text
             context = ""
+        if heading:
+            text = heading + ("：" if zh else ": ") + text
+            heading = ""
         cards.append(Statement(kind, text, lineno, entities_of(text, "")))
     return cards

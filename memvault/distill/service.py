@@ -256,6 +256,7 @@ class _Run:
     model: str
     batch_no: int = 0
     engine: str = "llm"
+    upgrade: bool = False
 
 
 def _settings(vault: Vault) -> Mapping[str, Any]:
@@ -307,6 +308,7 @@ def distill(
     now: Callable[[], str] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     sleep: Callable[[float], None] | None = None,
+    upgrade: bool = False,
 ) -> Summary:
     """Distil pending episodes. Never raises for a failing batch: failures are counted by class in the
     summary (the caller turns them into exit code 5). Raises Busy when another distill holds the lock."""
@@ -316,6 +318,9 @@ def distill(
 
     now = now or clock_from_env(env)
     engine = engines.resolve(vault.config)  # issue 10: "llm" or "offline"
+    if upgrade and engine != "llm":
+        raise UsageError("--upgrade sends turns the offline engine read to an LLM: configure an endpoint "
+                         "(llm.base_url or MEMVAULT_LLM_BASE_URL) and distill.engine auto or llm")
     cfg = _settings(vault)
     if max_calls is not None and max_calls < 0 or max_episodes is not None and max_episodes < 0:
         raise UsageError("--max-calls and --max-episodes must be 0 or more")
@@ -329,6 +334,10 @@ def distill(
         if not dry_run:
             roll_back_history_edits(vault, summary, now)
         pending = pending_episodes(vault, project)
+        if upgrade:  # issue 10: instead, the episodes only the offline engine has read
+            from memvault.distill.offline import upgrade as upgrading
+
+            pending = upgrading.pending(vault, project)
         summary.pending_before = len(pending)
         limit = int(cfg.get("max_episodes") or 0) if max_episodes is None else max_episodes
         todo = pending[:limit] if limit or max_episodes == 0 else pending
@@ -351,7 +360,7 @@ def distill(
             system=system.replace("{{kinds}}", ", ".join(vault.config.kinds)), user_tpl=user_tpl,
             kinds=vault.config.kinds,
             rules=redact.compile_rules(list(vault.config.section("redact").get("deny") or [])),
-            settings=cfg, model=settings.model if engine == "llm" else "offline", engine=engine,
+            settings=cfg, model=settings.model if engine == "llm" else "offline", engine=engine, upgrade=upgrade,
         )
         size = batch_size(settings.max_output_tokens, int(cfg.get("tokens_per_episode", 320)))
         max_chars = int(cfg.get("max_episode_chars", 4000))
@@ -385,7 +394,8 @@ def distill(
         if dry_run:
             summary.pending_after = len(pending)
         else:
-            summary.pending_after = len(pending_episodes(vault, project))
+            summary.pending_after = len(upgrading.pending(vault, project) if upgrade else
+                                        pending_episodes(vault, project))
             state = vault.read_state(STATE)
             state["last_run"] = {"at": start, "run": summary.run, "failed": summary.failed,
                                  "episodes": summary.episodes_distilled}
@@ -471,6 +481,10 @@ def _process(run: _Run, batch: list[Episode]) -> None:
             proposals = cardlib.validate_output(data, n_episodes=len(batch), n_related=len(related),
                                                 kinds=run.kinds)
             proposals = [_redact_proposal(p, run.rules) for p in proposals]
+            if run.upgrade:  # issue 10: the model's cards supersede the extracted cards of the same turns
+                from memvault.distill.offline import upgrade as upgrading
+
+                proposals, related = upgrading.link(proposals, related, batch, run.cards.values())
             break
         except (ValueError, cardlib.InvalidOutput) as exc:
             error = str(exc)

@@ -223,3 +223,80 @@ def test_engine_setting(tmp_path):
                                                           "MEMVAULT_LLM_MAX_RETRIES": "0"})
     assert done.returncode == 5 and json.loads(done.stdout)["engine"] == "llm"
     assert not journal(vault)
+
+
+# ---------------------------------------------------------------- distill --upgrade (issue 10 item 2)
+
+
+def model_reply(body: dict) -> str:
+    """Fake model (runs inside the fake server process): one card per turn that states something, kind chosen
+    from the words as a model would; nothing for questions, hedges and hypotheticals."""
+    import re as _re
+
+    user = body["messages"][1]["content"]
+    cards = []
+    for n, text in _re.findall(r"^\[e(\d+)\] .*\nUSER: (.*)$", user, _re.M):
+        if text.rstrip().endswith(("?", "？")) or text.startswith(("maybe", "what if")):
+            continue
+        kind = ("state" if "moved" in text or "改用" in text else "preference" if "prefer" in text
+                else "rule" if "必须" in text else "decision" if "go with" in text or "决定" in text else "fact")
+        card = {"action": "create", "kind": kind, "title": "model: " + text[:60], "body": "from the model",
+                "entities": [], "valid_from": None, "confidence": "user_stated", "episodes": [f"e{n}"]}
+        if kind == "state":
+            card.update(subject="model subject " + n, field="value", value=text[-20:])
+        cards.append(card)
+    return json.dumps({"cards": cards}, ensure_ascii=False)
+
+
+def start_fake(tmp_path: Path):
+    log = tmp_path / "requests.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/fake_llm.py"), "--port", "0", "--log", str(log),
+         "--default-fn", f"{__file__}:model_reply"], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("READY "), line
+    return proc, line.split()[1], log
+
+
+def test_upgrade_sends_offline_turns_to_the_model_once(tmp_path):
+    vault = make_vault(tmp_path / "v")
+    assert memvault(vault, "distill").returncode == 0
+    extracted = {c.id: c for c in cards(vault)}
+    assert memvault(vault, "distill", "--upgrade").returncode == 2  # no endpoint: nothing to upgrade with
+    proc, url, log = start_fake(tmp_path)
+    try:
+        env = {"MEMVAULT_LLM_BASE_URL": url, "MEMVAULT_LLM_MAX_RETRIES": "0"}
+        plain = memvault(vault, "distill", "--json", extra_env=env)
+        assert plain.returncode == 0 and json.loads(plain.stdout)["calls"] == 0  # nothing distilled twice
+        done = memvault(vault, "distill", "--upgrade", "--json", extra_env=env)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["engine"] == "llm" and summary["calls"] >= 1 and summary["pending_after"] == 0
+        assert summary["episodes_distilled"] == len(TURNS)
+        after = {c.id: c for c in cards(vault)}
+        model = [c for c in after.values() if c.confidence == "user_stated"]
+        assert len(model) == 7  # one per stating turn, but the FastAPI one merged (below)
+        # Every extracted card is still there (nothing lost); those the model restated are superseded by it.
+        assert set(extracted) <= set(after)
+        replaced = [c for c in after.values() if c.id in extracted and c.status == "superseded"
+                    and any(after[n].confidence == "user_stated" for n in c.superseded_by)]
+        assert len(replaced) == 7  # each model card replaced the extracted card of its turn …
+        for old in replaced:
+            (new,) = old.superseded_by
+            assert set(after[new].episodes) & set(old.episodes)
+        # … except the FastAPI decision, which a later turn had changed: the model's wording merged into the
+        # extracted card, which stays superseded by the change (the old value does not come back as current).
+        fastapi = next(c for c in after.values() if c.id in extracted and c.kind == "decision" and "FastAPI" in c.title)
+        assert fastapi.title.startswith("model: ") and fastapi.status == "superseded"
+        assert not [c for c in after.values() if c.status == "active" and c.kind == "decision" and "FastAPI" in c.title]
+        assert not [c for c in after.values() if c.status == "active" and c.confidence == "extracted"]
+        lines = journal(vault)
+        assert {r["engine"] for r in lines} == {"offline", "llm"}
+        requests = log.read_text().count("\n")
+        before = tree(vault)
+        again = memvault(vault, "distill", "--upgrade", "--json", extra_env=env)
+        assert again.returncode == 0 and json.loads(again.stdout)["calls"] == 0
+        assert log.read_text().count("\n") == requests and tree(vault) == before
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)

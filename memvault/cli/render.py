@@ -26,7 +26,10 @@ def stats(data: dict[str, Any]) -> None:
         if key in data:
             table.add_row(key.replace("_", " "), str(data[key] if data[key] is not None else "-"))
     llm = data["llm"]
-    table.add_row("llm", f"{llm['model']} at {llm['base_url']} ({llm['base_url_from']})")
+    if llm["base_url"]:
+        table.add_row("llm", f"{llm['model']} at {llm['base_url']} ({llm['base_url_from']})")
+    else:  # issue 10: no endpoint, so `distill` (engine auto) runs the offline engine
+        table.add_row("llm", "no endpoint configured: distill uses the offline engine")
     table.add_row("api key", llm["api_key"])
     if data.get("damaged"):
         table.add_row("damaged", f"{data['damaged']} lines/files (run `memvault doctor`)")

@@ -209,6 +209,8 @@ def test_no_secret_reaches_a_card(tmp_path):
 
 def test_engine_setting(tmp_path):
     vault = make_vault(tmp_path / "v")
+    stats = memvault(vault, "stats")
+    assert stats.returncode == 0 and "distill uses the offline engine" in stats.stdout
     yaml = vault / "memvault.yaml"
     text = yaml.read_text(encoding="utf-8")
     yaml.write_text(text.replace("  engine: auto ", "  engine: llm  "), encoding="utf-8")

@@ -16,7 +16,7 @@ _NAME = re.compile(r"(?<![\w/.:@-])([A-Z][\w.+-]*[\w+](?:\s+(?:[A-Z][\w.+-]*[\w+
 _CJK_SUBJECT = re.compile(r"([\u4e00-\u9fff]{2,8})(?:的)?(?:是|为|用的是)")
 
 
-def entities_of(text: str, _unused: str = "") -> tuple[str, ...]:
+def entities_of(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for m in _BACKTICK.finditer(text):
         found.append(m.group(1).strip())

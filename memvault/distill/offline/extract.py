@@ -182,16 +182,19 @@ def _state(sentence: str) -> Statement | None:
     return None
 
 
-def _fact_en(low: str) -> bool:
-    m = _FACT_VERB_EN.search(low)
+def _fact_en(text: str) -> bool:
+    """A subject with a value: a verb of being/using, and a value-taking noun before it or a value (number,
+    path, URL, name) after it. `text` keeps its case: capitalised names are values."""
+    m = _FACT_VERB_EN.search(text)
     if not m:
         return False
-    before, after = low[:m.start()], low[m.end():]
-    if _EVALUATION_EN.match(after.lower()):
+    before, after = text[:m.start()], text[m.end():]
+    head = before.strip().lower()
+    if _EVALUATION_EN.match(after):
         return False
-    if before.strip() in ("", "it", "that", "this", "there", "what", "which", "everything") and not \
-            low.startswith(("we use", "we're using", "we are using")) and not before.strip() == "it":
-        return bool(_VALUE_HINT.search(after)) and before.strip() != "that"
+    if head in ("", "it", "that", "this", "there", "what", "which", "everything") and not \
+            text.lower().startswith(("we use", "we're using", "we are using")) and head != "it":
+        return bool(_VALUE_HINT.search(after)) and head != "that"
     return bool(_FACT_NOUN_EN.search(before)) or bool(_VALUE_HINT.search(after))
 
 
@@ -258,7 +261,7 @@ def statements(user: str) -> list[Statement]:
                 continue
             state = _state(sentence)
             if state is not None:
-                out.append(Statement("state", sentence, lineno, entities_of(sentence, ""), state.subject,
+                out.append(Statement("state", sentence, lineno, entities_of(sentence), state.subject,
                                      state.old, state.new))
                 continue
             out.extend(_sentence_cards(sentence, lineno, asked))
@@ -342,5 +345,5 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
         if heading:
             text = heading + ("：" if zh else ": ") + text
             heading = ""
-        cards.append(Statement(kind, text, lineno, entities_of(text, "")))
+        cards.append(Statement(kind, text, lineno, entities_of(text)))
     return cards

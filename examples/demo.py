@@ -1,7 +1,8 @@
 """`make demo`: a throw-away vault, the sample logs captured, then what memvault can tell about them.
 
 Runs the real `memvault` command line in subprocesses, exactly as a person would type it.
-Set MEMVAULT_LLM_BASE_URL (and MEMVAULT_LLM_MODEL, MEMVAULT_LLM_API_KEY) to also see a distill.
+With no LLM endpoint, distill runs the offline engine: capture -> distill -> search -> timeline (a supersede
+chain) -> context. Set MEMVAULT_LLM_BASE_URL (and MEMVAULT_LLM_MODEL, MEMVAULT_LLM_API_KEY) to distill with a model.
 """
 
 from __future__ import annotations
@@ -44,12 +45,20 @@ def main() -> None:
         if has_command("search"):
             sh("search", "--episodes", "postgres", "--limit", "3")
             sh("search", "--episodes", "任务队列", "--limit", "3")
-        if os.environ.get("MEMVAULT_LLM_BASE_URL") and has_command("distill"):
-            if sh("distill", check=False) == 5:
-                print("# the LLM endpoint failed or answered badly (exit 5); the episodes stay pending")
-            sh("search", "database")
+        if os.environ.get("MEMVAULT_LLM_BASE_URL"):
+            print("\n# distill with the LLM at MEMVAULT_LLM_BASE_URL")
         else:
-            print("\n# set MEMVAULT_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) to see `memvault distill`")
+            print("\n# no LLM endpoint set: distill uses the offline engine (what the user stated outright, no network)."
+                  "\n# Set MEMVAULT_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) to distill with a model.")
+        if sh("distill", check=False) == 5:
+            print("# the LLM endpoint failed or answered badly (exit 5); the episodes stay pending")
+        print("\n# the cards are searchable, in English and Chinese")
+        sh("search", "postgres", "--limit", "3")
+        sh("search", "任务队列", "--limit", "3")
+        print("\n# the job queue changed its mind: the newer card supersedes the older one")
+        sh("timeline", "--project", "tidepool")
+        print("\n# a memory pack for the next prompt: pinned preferences and the current state first")
+        sh("context", "alert job queue 任务队列", "--project", "tidepool")
         sh("doctor")
         print(f"\n# the vault was {vault}; it is deleted now. Make your own with `memvault init ~/memvault`.")
 

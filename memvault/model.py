@@ -13,7 +13,7 @@ CARD_KEYS = (
     "confidence", "subject", "field", "value", "source", "supersedes", "superseded_by", "tags",
 )
 CARD_STATUSES = ("active", "superseded", "retracted")
-CONFIDENCES = ("user_stated", "inferred", "tentative")
+CONFIDENCES = ("user_stated", "inferred", "tentative", "extracted")  # extracted: the offline engine
 
 
 @dataclass(frozen=True)

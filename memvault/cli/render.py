@@ -20,7 +20,11 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
         if key in data:
             rows.append((key.replace("_", " "), str(data[key] if data[key] is not None else "-")))
     llm = data["llm"]
-    rows += [("llm", f"{llm['model']} at {llm['base_url']} ({llm['base_url_from']})"), ("api key", llm["api_key"])]
+    if llm["base_url"]:
+        rows.append(("llm", f"{llm['model']} at {llm['base_url']} ({llm['base_url_from']})"))
+    else:  # no endpoint: `distill` (engine auto) runs the offline engine
+        rows.append(("llm", "no endpoint configured: distill uses the offline engine"))
+    rows.append(("api key", llm["api_key"]))
     if data.get("damaged"):
         rows.append(("damaged", f"{data['damaged']} lines/files (run `memvault doctor`)"))
     width = max(len(label) for label, _ in rows)

@@ -123,7 +123,7 @@ def commit(run: Run, batch_id: str, at: str, ids: list[str], working: dict[str, 
     born = sorted(cid for cid, b in before.items() if b is None and working[cid].status == "superseded")
     record: dict[str, Any] = {
         "v": 1, "type": "distill", "at": at, "run": run.summary.run, "batch": batch_id, "episodes": ids,
-        "model": run.model, "usage": usage, "status": "ok" if working else "empty",
+        "engine": run.engine, "model": run.model, "usage": usage, "status": "ok" if working else "empty",
         "created": created, "updated": updated, "superseded": superseded, "counts": counts,
     }
     if born:

@@ -48,6 +48,7 @@ class Summary:
     failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
     errors: list[str] = field(default_factory=list)
     stopped: str | None = None  # max_calls | llm_error
+    engine: str = "llm"  # llm | offline (distill.engine)
     recovered: str | None = None  # batch id rolled back from an interrupted run
     rolled_back: int = 0  # batches undone because a history edit revoked episodes they consumed
     rollback_fallback: list[str] = field(default_factory=list)  # of those, batches re-distilled without undo
@@ -59,7 +60,7 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "run": self.run, "dry_run": self.dry_run, "pending_before": self.pending_before,
+            "run": self.run, "engine": self.engine, "dry_run": self.dry_run, "pending_before": self.pending_before,
             "pending_after": self.pending_after, "batches": self.batches, "calls": self.calls,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "episodes_distilled": self.episodes_distilled,
@@ -114,3 +115,5 @@ class Run:
     settings: Mapping[str, Any]
     model: str
     batch_no: int = 0
+    engine: str = "llm"  # llm | offline
+    upgrade: bool = False  # --upgrade: an LLM re-reads what only the offline engine read

@@ -18,6 +18,7 @@ place a batch's proposals come from, where another extraction engine plugs in.
 from __future__ import annotations
 
 import calendar
+import contextlib
 import dataclasses
 import hashlib
 import socket
@@ -110,18 +111,26 @@ def distill(
     now: Callable[[], str] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     sleep: Callable[[float], None] | None = None,
+    upgrade: bool = False,
 ) -> Summary:
-    """Distil pending episodes. Never raises for a failing batch: failures are counted by class in the
-    summary (the caller turns them into exit code 5). Raises Busy when another distill holds the lock."""
+    """Distil pending episodes with the configured engine (distill.engine: an LLM, or the offline extractor
+    when no endpoint is set up); with `upgrade`, send the episodes only the offline engine has read to the LLM.
+    Never raises for a failing batch: failures are counted by class in the summary (the caller turns them into
+    exit code 5). Raises Busy when another distill holds the lock."""
     from memvault.redact import engine as redact
+    from memvault.distill import engine as engines
     from memvault.distill.llm import Client
 
     now = now or clock_from_env(env)
+    engine = engines.resolve(vault.config)
+    if upgrade and engine != "llm":
+        raise UsageError("--upgrade sends turns the offline engine read to an LLM: configure an endpoint "
+                         "(llm.base_url or MEMVAULT_LLM_BASE_URL) and distill.engine auto or llm")
     cfg = _settings(vault)
     if max_calls is not None and max_calls < 0 or max_episodes is not None and max_episodes < 0:
         raise UsageError("--max-calls and --max-episodes must be 0 or more")
     with vault.exclusive("distill", "distill"):
-        summary = Summary(dry_run=dry_run)
+        summary = Summary(dry_run=dry_run, engine=engine)
         if not dry_run:
             summary.recovered = recover(vault)
         start = now()
@@ -129,7 +138,7 @@ def distill(
             f"{start}\x1f{socket.gethostname()}".encode()).hexdigest()[:4]
         if not dry_run:
             roll_back_history_edits(vault, summary, now)
-        pending = pending_episodes(vault, project)
+        pending = _pending(vault, project, upgrade)
         summary.pending_before = len(pending)
         limit = int(cfg.get("max_episodes") or 0) if max_episodes is None else max_episodes
         todo = pending[:limit] if limit or max_episodes == 0 else pending
@@ -146,12 +155,13 @@ def distill(
         all_cards = {c.id: c for c in vault.cards(problems=problems)}
         client_kw = {"sleep": sleep} if sleep is not None else {}
         run = Run(
-            vault=vault, env=env, now=now, summary=summary, client=Client(settings, **client_kw),
+            vault=vault, env=env, now=now, summary=summary,
+            client=Client(settings, **client_kw) if engine == "llm" else contextlib.nullcontext(),
             max_calls=max_calls, dry_run=dry_run, cards=all_cards, entities=EntityTable.load(vault),
             system=system.replace("{{kinds}}", ", ".join(vault.config.kinds)), user_tpl=user_tpl,
             kinds=vault.config.kinds,
             rules=redact.compile_rules(list(vault.config.section("redact").get("deny") or [])),
-            settings=cfg, model=settings.model,
+            settings=cfg, model=settings.model if engine == "llm" else "offline", engine=engine, upgrade=upgrade,
         )
         size = batch_size(settings.max_output_tokens, int(cfg.get("tokens_per_episode", 320)))
         max_chars = int(cfg.get("max_episode_chars", 4000))
@@ -161,6 +171,10 @@ def distill(
         budget = max(1, int(cfg.get("max_input_tokens", 12000)) - overhead)
         batches = plan_batches(todo, size=size, input_budget=budget,
                                cost=lambda e: estimate_tokens(format_episode(0, e, max_chars)))
+        if engine == "offline":  # one project a batch, cut before each state change
+            from memvault.distill import offline
+
+            batches = offline.plan(todo)
         done = 0
         try:
             with run.client:
@@ -181,7 +195,7 @@ def distill(
         if dry_run:
             summary.pending_after = len(pending)
         else:
-            summary.pending_after = len(pending_episodes(vault, project))
+            summary.pending_after = len(_pending(vault, project, upgrade))
             state = vault.read_state(STATE)
             state["last_run"] = {"at": start, "run": summary.run, "failed": summary.failed,
                                  "episodes": summary.episodes_distilled}
@@ -189,6 +203,15 @@ def distill(
                 state["last_success"] = start
             vault.write_state(STATE, state)
         return summary
+
+
+def _pending(vault: Vault, project: str | None, upgrade: bool) -> list[Episode]:
+    """What this run distils: pending episodes, or with --upgrade those only the offline engine has read."""
+    if upgrade:
+        from memvault.distill.offline import upgrade as upgrading
+
+        return upgrading.pending(vault, project)
+    return pending_episodes(vault, project)
 
 
 # ---------------------------------------------------------------- one batch
@@ -220,6 +243,10 @@ def _redact_proposal(p: Proposal, rules) -> Proposal:
 
 def _process(run: Run, batch: list[Episode]) -> None:
     """Distil one batch; split it on truncation. Raises BatchFailed or StopRun."""
+    if run.engine == "offline":
+        related, proposals = _offline(run, batch)
+        apply(run, batch, related, proposals, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        return
     related = find_related(batch, list(run.cards.values()), run.entities.names, int(run.settings.get("related_cards", 12)))
     try:
         proposals, usage = propose(run, batch, related)
@@ -230,7 +257,25 @@ def _process(run: Run, batch: list[Episode]) -> None:
             _process(run, batch[half:])
             return
         raise BatchFailed("truncated", cut.message) from None
+    if run.upgrade:  # the model's cards supersede the extracted cards of the same turns
+        from memvault.distill.offline import upgrade as upgrading
+
+        proposals, related = upgrading.link(proposals, related, batch, run.cards.values())
     apply(run, batch, related, proposals, usage)
+
+
+def _offline(run: Run, batch: list[Episode]) -> tuple[list[Card], list[Proposal]]:
+    """The offline engine's proposals for a batch, through the same validation and redaction as a model's."""
+    from memvault.distill import offline
+    from memvault.distill.proposals import InvalidOutput, validate_output
+
+    data, related = offline.propose(batch, run.cards)
+    try:
+        proposals = validate_output(data, n_episodes=len(batch), n_related=len(related), kinds=run.kinds)
+    except InvalidOutput as exc:
+        raise BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {batch[0].id}: "
+                          f"offline engine: {exc}") from None
+    return related, [_redact_proposal(p, run.rules) for p in proposals]
 
 
 # ---------------------------------------------------------------- --auto and stats

@@ -46,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "redact": {"deny": []},
     "llm": {
-        "base_url": "http://127.0.0.1:11434/v1",
+        "base_url": "",
         "model": "qwen2.5:7b-instruct",
         "api_key_env": "MEMVAULT_LLM_API_KEY",
         "timeout": 120,
@@ -56,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
         "max_retries": 3,
     },
     "distill": {
+        "engine": "auto",
         "tokens_per_episode": 320,
         "max_input_tokens": 12000,
         "max_episode_chars": 4000,

@@ -45,8 +45,11 @@ def distill_cmd(
     explain: Annotated[bool, typer.Option("--explain", help="With --auto: say why it would or would not "
                                           "run now, and stop.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    upgrade: Annotated[bool, typer.Option("--upgrade", help="Send the turns only the offline engine has read "
+                                          "to the LLM; its cards supersede the extracted ones.")] = False,
 ) -> None:
-    """Turn pending episodes into memory cards with the configured OpenAI-compatible LLM.
+    """Turn pending episodes into memory cards with the configured OpenAI-compatible LLM, or with the offline
+    engine when no endpoint is configured (distill.engine in memvault.yaml).
 
     One distill per vault at a time (a second exits 4 at once). Exit 0 when every batch worked or found
     nothing worth keeping; exit 5 when any batch failed (llm_error, truncated, invalid_output): those
@@ -73,7 +76,8 @@ def distill_cmd(
                 typer.echo(f"{'would run' if decision.run else 'would not run'}: {decision.reason}")
             return
     summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
-                          project=project, now=now, on_progress=None if as_json else _progress_printer())
+                          project=project, now=now, on_progress=None if as_json else _progress_printer(),
+                          upgrade=upgrade)
     if summary.recovered:
         err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
     if summary.rolled_back and sys.stderr.isatty():
@@ -90,6 +94,9 @@ def distill_cmd(
             typer.echo(f"{card['action']:6s} {card['id']}  {card['kind']} · {card['title']}"
                        + (f" ({card['status']})" if card["status"] != "active" else ""))
         typer.echo(f"dry run: nothing written; {summary.pending_after} episodes pending")
+    elif summary.engine == "offline":  # said even under cron, so a log shows which engine ran
+        typer.echo(f"engine offline: {summary.created} cards from {summary.episodes_distilled} episodes "
+                   f"({summary.merged} merged, {summary.superseded} superseded; {summary.pending_after} pending)")
     elif sys.stdout.isatty():
         typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {summary.created} "
                    f"cards created, {summary.merged} merged, {summary.updated} updated, {summary.superseded} "

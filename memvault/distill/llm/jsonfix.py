@@ -1,9 +1,10 @@
 """JSON out of a chatty model: drop reasoning blocks, prefer ```json fences, then a tolerant, bounded scan for
-the first complete top-level value. Errors never quote the reply.
+the first complete top-level value (a trailing comma before `]` or `}` is forgiven). Errors never quote the reply.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -56,6 +57,7 @@ _DECODER = json.JSONDecoder()
 
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]', re.S)
 _PAIR = {"]": "[", "}": "{"}
+_TRAILING_COMMA = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|,(\s*[\]}])', re.S)
 
 
 def _scan(text: str) -> Any:
@@ -91,6 +93,12 @@ def _scan(text: str) -> Any:
         try:
             return json.loads(chunk)
         except json.JSONDecodeError as exc:
+            # Trigger: a value that does not parse. Why: small models leave a trailing comma before `]`/`}`.
+            # Outcome: the same value without such commas (strings untouched) is accepted, nothing else is.
+            repaired = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), chunk)
+            if repaired != chunk:
+                with contextlib.suppress(ValueError, RecursionError):
+                    return json.loads(repaired)
             # An unterminated string reports where it began, which is still inside this value.
             resume = start + max(exc.pos, 1)
         except (ValueError, RecursionError):

@@ -282,7 +282,7 @@ def _offline(run: Run, batch: list[Episode]) -> tuple[list[Card], list[Proposal]
 
 
 def auto_decision(vault: Vault, env: Mapping[str, str], *, now: Callable[[], str] | None = None,
-                  local_minute: int | None = None, project: str | None = None):
+                  local_minute: int | None = None, project: str | None = None, upgrade: bool = False):
     """Apply the cron rules of memvault.yaml (auto:) to the vault's state. Arithmetic only, no model call."""
     from memvault.distill import auto
 
@@ -295,6 +295,8 @@ def auto_decision(vault: Vault, env: Mapping[str, str], *, now: Callable[[], str
     state = vault.read_state(STATE)
     last_success = state.get("last_success") or last_distill(vault.journal(problems=[]))
     pending = pending_episodes(vault, project)
+    if upgrade:  # auto.upgrade: turns only the offline engine read wait for the model too
+        pending = pending + _pending(vault, project, True)
     return auto.decide(
         vault.config.section("auto"), now_utc=stamp, local_minute=local_minute, pending=len(pending),
         last_attempt=state.get("last_attempt"), last_success=last_success,

@@ -69,6 +69,7 @@ DEFAULTS: dict[str, Any] = {
         "every_minutes": 240,
         "min_gap_minutes": 30,
         "quiet_hours": "",
+        "upgrade": False,
     },
     "kinds": {
         "decision": {"pinned": False},

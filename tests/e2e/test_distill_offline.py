@@ -302,3 +302,30 @@ def test_upgrade_sends_offline_turns_to_the_model_once(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
+
+
+def test_auto_upgrades_when_the_config_says_so(tmp_path):
+    vault = make_vault(tmp_path / "v")
+    assert memvault(vault, "distill").returncode == 0  # offline, no endpoint
+    proc, url, log = start_fake(tmp_path)
+    try:
+        env = {"MEMVAULT_LLM_BASE_URL": url, "MEMVAULT_LLM_MAX_RETRIES": "0"}
+        settings = (vault / "memvault.yaml").read_text(encoding="utf-8")
+        rules = settings.replace("min_episodes: 20", "min_episodes: 1").replace("min_gap_minutes: 30",
+                                                                             "min_gap_minutes: 0")
+        (vault / "memvault.yaml").write_text(rules, encoding="utf-8")
+        off = memvault(vault, "distill", "--auto", "--json", extra_env=env)
+        assert off.returncode == 0 and json.loads(off.stdout)["ran"] is False  # auto.upgrade is off: nothing waits
+        (vault / "memvault.yaml").write_text(rules.replace("upgrade: false", "upgrade: true"), encoding="utf-8")
+        on = memvault(vault, "distill", "--auto", extra_env=env)
+        assert on.returncode == 0, on.stderr
+        assert {r["engine"] for r in journal(vault)} == {"offline", "llm"}
+        assert [r for r in journal(vault) if r["engine"] == "llm" and r["episodes"]]
+        requests = log.read_text().count("\n")
+        assert requests >= 1
+        again = memvault(vault, "distill", "--auto", "--json", extra_env=env)
+        assert again.returncode == 0 and json.loads(again.stdout)["ran"] is False
+        assert log.read_text().count("\n") == requests
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)

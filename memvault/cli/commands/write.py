@@ -59,14 +59,18 @@ def distill_cmd(
 
     Example: memvault distill --max-calls 20 --json | jq .cards
     """
+    from memvault.distill import engine as engines
     from memvault.distill import service as svc
 
     vault = open_vault()
     now = now_fn()
     if explain and not auto:
         raise UsageError("--explain goes with --auto")
+    # auto.upgrade: cron also lets the LLM re-read what only the offline engine read, once an endpoint exists.
+    auto_upgrade = (auto and not upgrade and bool(vault.config.section("auto").get("upgrade"))
+                    and engines.resolve(vault.config) == "llm")
     if auto:
-        decision = svc.auto_decision(vault, os.environ, now=now, project=project)
+        decision = svc.auto_decision(vault, os.environ, now=now, project=project, upgrade=auto_upgrade)
         for warning in decision.warnings:
             err(f"warning: {warning}")
         if explain or not decision.run:
@@ -75,16 +79,28 @@ def distill_cmd(
             elif explain:
                 typer.echo(f"{'would run' if decision.run else 'would not run'}: {decision.reason}")
             return
-    summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
-                          project=project, now=now, on_progress=None if as_json else _progress_printer(),
-                          upgrade=upgrade)
+    summaries = []
+    for upgrading in [upgrade, True] if auto_upgrade else [upgrade]:
+        summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
+                              project=project, now=now, on_progress=None if as_json else _progress_printer(),
+                              upgrade=upgrading)
+        summaries.append(summary)
+        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls)
+        if summary.failed or dry_run:
+            break
+    if any(s.failed for s in summaries):
+        raise typer.Exit(5)
+
+
+def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None) -> None:
+    """A distill run's summary: JSON, the dry-run cards, or one line (the offline line even under cron)."""
     if summary.recovered:
         err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
     if summary.rolled_back and sys.stderr.isatty():
         err(f"rolled back {summary.rolled_back} batches whose turns were edited in the chat history")
     if summary.rollback_fallback:
         err(f"warning: could not undo {len(summary.rollback_fallback)} batches from the journal; their turns are "
-             "distilled again and their cards kept")
+            "distilled again and their cards kept")
     for message in summary.errors:
         err(message)
     if as_json:
@@ -104,8 +120,6 @@ def distill_cmd(
                    f"{summary.prompt_tokens}+{summary.completion_tokens} tokens")
     if summary.stopped == "max_calls" and not as_json:
         err(f"stopped at --max-calls {max_calls}; {summary.pending_after} episodes still pending")
-    if summary.failed:
-        raise typer.Exit(5)
 
 
 @app.command()

@@ -104,13 +104,21 @@
   function labels() {
     // Biggest hubs first; a label that would overlap one already shown (on screen) stays hidden until zoomed in.
     raf = 0;
-    const size = 12 / k, taken = [];
+    const size = 12 / k, taken = new Map();  // screen cells of 64 px -> label boxes in them
+    const cells = (b) => { const out = [];
+      for (let i = Math.floor(b[0] / 64); i <= Math.floor(b[2] / 64); i++)
+        for (let j = Math.floor(b[1] / 64); j <= Math.floor(b[3] / 64); j++) out.push(i + "," + j);
+      return out; };
     for (const n of ranked) {
       let show = !n.off && (n.r * k >= 4 || n.hot);
-      if (show) { const x = n.x * k + tx, y = n.y * k + ty, w = n.name.length * 3.6 + 4;
-        const box = [x - w, y - 8, x + w, y + 8];
-        if (!n.hot && taken.some((b) => b[0] < box[2] && box[0] < b[2] && b[1] < box[3] && box[1] < b[3])) show = false;
-        else if (x > -200 && x < innerWidth + 200 && y > -50 && y < innerHeight + 50) taken.push(box); }
+      const x = n.x * k + tx, y = n.y * k + ty;
+      if (show && x > -300 && x < innerWidth + 300 && y > -50 && y < innerHeight + 50) {
+        const w = Math.min(n.name.length, 40) * 3.6 + 4, box = [x - w, y - 8, x + w, y + 8], keys = cells(box);
+        const hit = keys.some((key) => (taken.get(key) || []).some((b) =>
+          b[0] < box[2] && box[0] < b[2] && b[1] < box[3] && box[1] < b[3]));
+        if (hit && !n.hot) show = false;
+        else for (const key of keys) { if (!taken.has(key)) taken.set(key, []); taken.get(key).push(box); }
+      } else show = false;
       n.label.classList.toggle("off", !show);
       if (show) n.label.setAttribute("font-size", size.toFixed(3));
     }

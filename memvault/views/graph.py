@@ -68,12 +68,14 @@ def write_html(vault: Vault, mode: str, project: str | None = None, since: str |
 
 
 def redraw_if_present(vault: Vault, mode: str) -> Path | None:
-    """After cards changed: draw graph.html again, with the options it was drawn with, when one exists (a person
-    asked for it once); else nothing. Drawing 2,000 cards takes a fraction of a second."""
+    """After cards changed: draw graph.html again, with the options it was drawn with, when memvault drew one
+    before (a person asked for it once); else nothing. Drawing 2,000 cards takes under a second."""
     path = vault.root / GRAPH_FILE
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    options = graph_page.read_options(text) or {}
+    options = graph_page.read_options(text)
+    if options is None:
+        return None
     return write_html(vault, mode, options.get("project"), options.get("since"))

@@ -100,10 +100,11 @@ def render(data: dict[str, Any]) -> str:
 
 
 def read_options(text: str) -> dict[str, Any] | None:
-    """The --project/--since an existing graph.html was drawn with (None when it is not memvault's page)."""
+    """The --project/--since an existing graph.html was drawn with ({} for a page of an older memvault, None when
+    the file is not memvault's page: memvault never rewrites a file it did not write)."""
     m = _OPTIONS.search(text[:4096])
     if not m:
-        return None
+        return {} if "<title>memvault graph</title>" in text[:4096] else None
     try:
         value = json.loads(html.unescape(m.group(1)))
     except ValueError:

@@ -75,3 +75,28 @@ def test_open_hands_the_file_to_the_web_browser(vault, tmp_path):
     out = subprocess.run(cmd + ["--open"], env=env, check=True, capture_output=True, text=True)
     assert log.read_text().split() == [(vault / "graph.html").resolve().as_uri()]
     assert out.stdout.strip() == str(vault / "graph.html")
+
+
+def test_a_graph_html_memvault_did_not_write_is_left_alone(vault, run):
+    seed(vault)
+    mine = "<!doctype html><title>my own notes</title>\n"
+    (vault / "graph.html").write_text(mine, encoding="utf-8")
+    run("remember", "Something new", "-p", "shop")
+    assert (vault / "graph.html").read_text(encoding="utf-8") == mine
+    old = '<!doctype html>\n<html><head><meta charset="utf-8"><title>memvault graph</title>\n'  # before options
+    (vault / "graph.html").write_text(old, encoding="utf-8")
+    run("remember", "Something else", "-p", "blog")
+    assert len(page_cards(vault)) == 5
+
+
+def test_redrawn_after_distill(vault, run, fake_llm):
+    from test_distill_rollback import capture, chat, distill
+
+    run("graph", "--html")
+    assert page_cards(vault) == {}
+    fake_llm.set_default(lambda body: json.dumps({"cards": [{
+        "action": "create", "kind": "decision", "title": "Queue on Redis streams", "body": "", "entities": ["redis"],
+        "project": "demo", "valid_from": None, "confidence": "inferred", "episodes": ["e0"]}]}))
+    capture(run, chat("s", [("which queue?", "Redis streams")]))
+    distill(run, fake_llm, now="2026-11-03T08:00:00Z")
+    assert [c["t"] for c in page_cards(vault).values()] == ["Queue on Redis streams"]

@@ -247,6 +247,8 @@ def test_no_request_leaves_the_page(browser, v75):
     context.route("**/*", gate)
     page = context.new_page()
     page.on("request", lambda r: seen.append(r.url))
+    refused: list[str] = []  # a request the page's Content-Security-Policy stopped is reported on the console
+    page.on("console", lambda m: refused.append(m.text) if m.type == "error" else None)
     try:
         page.goto(path.resolve().as_uri())
         page.wait_for_selector("body[data-ready='1']")
@@ -260,6 +262,7 @@ def test_no_request_leaves_the_page(browser, v75):
         page.select_option("#project", index=1)
         page.wait_for_timeout(200)
         assert seen and set(seen) == {own}, seen
+        assert refused == []
     finally:
         context.close()
 

@@ -67,7 +67,20 @@ def page_data(rows: list[tuple], deny: list[str], options: dict[str, Any],
         ents.append({"n": e, "x": x, "y": y, "r": r, "m": m, **({"xp": 1} if len(projects_of[e]) > 1 else {})})
     data = {"cards": out_cards, "ents": ents, "kinds": kinds, "projects": projects, "total": len(every),
             "hidden": len(every) - len(cards), "bounds": list(pos["bounds"]), "options": options}
-    return redact.redact_tree(data, rules)
+    return _redacted(data, rules, {})
+
+
+def _redacted(data: Any, rules: redact.Rules, seen: dict[str, str]) -> Any:
+    """redact.redact_tree with each distinct string redacted once (dates, kinds, projects repeat a lot)."""
+    if isinstance(data, str):
+        if data not in seen:
+            seen[data] = redact.redact(data, rules).text if data else data
+        return seen[data]
+    if isinstance(data, dict):
+        return {k: _redacted(v, rules, seen) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_redacted(v, rules, seen) for v in data]
+    return data
 
 
 def script_json(data: Any) -> str:

@@ -97,8 +97,11 @@
   if (D.cards.length === 0) hint(T.empty); else if (D.cards.length === 1) hint(T.one);
 
   // ---- view: fit, zoom, pan
-  let k = 1, tx = 0, ty = 0, raf = 0;
-  const apply = () => { vp.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
+  let k = 1, tx = 0, ty = 0, raf = 0, still = 0;
+  const many = $("edges").childElementCount > 1500;  // then edges rest while the view moves: half the paint
+  const apply = (moving) => { vp.setAttribute("transform", `translate(${tx},${ty}) scale(${k})`);
+    if (moving && many) { svg.classList.add("moving"); clearTimeout(still);
+      still = setTimeout(() => svg.classList.remove("moving"), 200); }
     if (!raf) raf = requestAnimationFrame(labels); };
   const ranked = nodes.filter((n) => n.type === "entity").sort((a, b) => b.m - a.m || (a.name < b.name ? -1 : 1));
   function labels() {
@@ -137,7 +140,7 @@
   }
   svg.addEventListener("wheel", (ev) => { ev.preventDefault();
     const f = Math.exp(-ev.deltaY * (ev.deltaMode ? 0.05 : 0.0015)), nk = Math.min(200, Math.max(0.02, k * f));
-    tx = ev.clientX - (ev.clientX - tx) * nk / k; ty = ev.clientY - (ev.clientY - ty) * nk / k; k = nk; apply();
+    tx = ev.clientX - (ev.clientX - tx) * nk / k; ty = ev.clientY - (ev.clientY - ty) * nk / k; k = nk; apply(true);
   }, { passive: false });
   let drag = null;
   svg.addEventListener("pointerdown", (ev) => { if (ev.target.closest && ev.target.closest(".node")) return;
@@ -145,7 +148,7 @@
     svg.classList.add("panning"); });
   svg.addEventListener("pointermove", (ev) => {
     if (drag) { const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true; tx = drag.tx + dx; ty = drag.ty + dy; apply(); }
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true; tx = drag.tx + dx; ty = drag.ty + dy; apply(true); }
     const tip = $("tip"); if (!tip.hidden) { tip.style.left = ev.clientX + 12 + "px"; tip.style.top = ev.clientY + 12 + "px"; }
   });
   svg.addEventListener("pointerup", () => { if (drag && !drag.moved) clearSelection(); drag = null;

@@ -100,3 +100,17 @@ def test_redrawn_after_distill(vault, run, fake_llm):
     capture(run, chat("s", [("which queue?", "Redis streams")]))
     distill(run, fake_llm, now="2026-11-03T08:00:00Z")
     assert [c["t"] for c in page_cards(vault).values()] == ["Queue on Redis streams"]
+
+
+def test_same_cards_same_bytes_across_processes(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from graph_helpers import make_vault
+
+    root = make_vault(tmp_path / "vault", 120)
+    pages = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "memvault", "--vault", str(root), "graph", "--html"], env=env,
+                       check=True, capture_output=True)
+        pages.append((root / "graph.html").read_bytes())
+    assert pages[0] == pages[1] and len(page_cards(root)) == 120

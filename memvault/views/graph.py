@@ -72,7 +72,8 @@ def redraw_if_present(vault: Vault, mode: str) -> Path | None:
     before (a person asked for it once); else nothing. Drawing 2,000 cards takes under a second."""
     path = vault.root / GRAPH_FILE
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as fh:  # its head says whose page it is and how it was drawn
+            text = fh.read(4096).decode("utf-8", errors="replace")
     except OSError:
         return None
     options = graph_page.read_options(text)

@@ -72,7 +72,7 @@ class BrowseMixin:
         """(card id, entity) of every mention."""
         return self.db.execute("SELECT c.id, e.entity FROM card_entities e JOIN cards c ON c.rowid = e.card").fetchall()
 
-    # GRAPH_COLS: one card as graph.html draws it.
+    # -- graph.html
     def graph_rows(self, project: str | None, since: str | None) -> list[tuple]:
         """(id, kind, title, body, project, status, created, valid_from, valid_to, entities, episodes,
         supersedes, superseded_by; lists as JSON text) of every card, retracted ones too, by id; `project`:

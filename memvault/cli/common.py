@@ -90,3 +90,13 @@ def now_fn():
 
 def chinese_mode(vault) -> str:
     return str(vault.config.section("search").get("chinese", "bigram"))
+
+
+def redraw_graph(vault) -> None:
+    """Draw graph.html again when the vault has one (cards changed); a failure is a warning, not the command's."""
+    from memvault.views.graph import redraw_if_present
+
+    try:
+        redraw_if_present(vault, chinese_mode(vault))
+    except MemvaultError as exc:
+        err(f"warning: graph.html was not redrawn: {exc.message}")

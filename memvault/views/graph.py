@@ -1,13 +1,17 @@
-"""graph: neighbours of a card or entity through shared entities; `graph --html` renders the whole vault."""
+"""graph: neighbours of a card or entity through shared entities; `graph --html` draws graph.html (graph_page),
+and draws it again after cards change when one exists (redraw_if_present)."""
 
 from __future__ import annotations
 
-import html
-import json
+from pathlib import Path
 from typing import Any
 
 from memvault.errors import NoMatch
 from memvault.search.index import Index, entity_names
+from memvault.vault.store import Vault, atomic_write
+from memvault.views import graph_page
+
+GRAPH_FILE = "graph.html"
 
 
 def neighbours(idx: Index, ident: str, limit: int = 20, include_all: bool = False) -> dict[str, Any]:
@@ -50,55 +54,29 @@ def _log2(x: float) -> float:
     return math.log2(x) if x > 1 else 1.0
 
 
-def whole_graph(idx: Index, include_all: bool = False) -> dict[str, Any]:
-    """Every card and entity as nodes, card-entity mentions as edges; sorted, so the bytes are deterministic."""
-    idx.refresh()
-    cards = [{"id": r[0], "type": "card", "kind": r[1], "title": r[2], "project": r[3], "status": r[4]}
-             for r in idx.card_heads(include_all)]
-    keep = {c["id"] for c in cards}
-    edges = sorted({(cid, ent) for cid, ent in idx.card_entity_pairs() if cid in keep})
-    ents = sorted({e for _, e in edges})
-    return {"nodes": cards + [{"id": e, "type": "entity", "title": e} for e in ents],
-            "edges": [{"source": a, "target": b} for a, b in edges]}
+def write_html(vault: Vault, mode: str, project: str | None = None, since: str | None = None) -> Path:
+    """Draw graph.html at the vault root (graph_page, graph_layout): every card, or `project`'s, or those whose
+    world date is on or after `since`; the same cards give the same bytes. Returns its path."""
+    with Index(vault.root, mode) as idx:
+        idx.refresh()
+        rows = idx.graph_rows(project, since)
+    deny = list(vault.config.section("redact").get("deny") or [])
+    data = graph_page.page_data(rows, deny, {"project": project, "since": since})
+    path = vault.root / GRAPH_FILE
+    atomic_write(path, graph_page.render(data))
+    return path
 
 
-def render_html(data: dict[str, Any]) -> str:
-    """A self-contained page (no network): nodes and edges, laid out by a seeded force simulation in the
-    browser. The file itself depends only on the cards, never on time or machine."""
-    payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    payload = payload.replace("</", "<\\/")
-    return _PAGE.replace("@@DATA@@", payload).replace("@@COUNT@@", html.escape(
-        f"{sum(1 for n in data['nodes'] if n['type'] == 'card')} cards, "
-        f"{sum(1 for n in data['nodes'] if n['type'] == 'entity')} entities"))
-
-
-_PAGE = """<!doctype html>
-<html><head><meta charset="utf-8"><title>memvault graph</title>
-<style>body{margin:0;font:13px sans-serif}svg{width:100vw;height:100vh}
-.card{fill:#4a78c2}.entity{fill:#d98b2b}line{stroke:#bbb}text{pointer-events:none;fill:#333}</style></head>
-<body><div style="position:fixed;top:4px;left:8px">memvault graph: @@COUNT@@</div>
-<svg id="g"></svg>
-<script id="data" type="application/json">@@DATA@@</script>
-<script>
-const data = JSON.parse(document.getElementById("data").textContent);
-const W = innerWidth, H = innerHeight, idx = new Map();
-let seed = 42; const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-data.nodes.forEach((n, i) => { n.x = W / 2 + (rnd() - .5) * W * .8; n.y = H / 2 + (rnd() - .5) * H * .8;
-  n.vx = 0; n.vy = 0; idx.set(n.type + ":" + n.id, n); });
-const links = data.edges.map(e => [idx.get("card:" + e.source), idx.get("entity:" + e.target)]);
-for (let it = 0; it < 300; it++) {
-  for (const a of data.nodes) for (const b of data.nodes) { if (a === b) continue;
-    const dx = a.x - b.x, dy = a.y - b.y, d2 = dx * dx + dy * dy + .01; a.vx += dx / d2 * 30; a.vy += dy / d2 * 30; }
-  for (const [a, b] of links) { const dx = b.x - a.x, dy = b.y - a.y; a.vx += dx * .01; a.vy += dy * .01;
-    b.vx -= dx * .01; b.vy -= dy * .01; }
-  for (const n of data.nodes) { n.vx += (W / 2 - n.x) * .002; n.vy += (H / 2 - n.y) * .002;
-    n.x += n.vx * .5; n.y += n.vy * .5; n.vx *= .6; n.vy *= .6; }
-}
-const svg = document.getElementById("g"), NS = "http://www.w3.org/2000/svg";
-const el = (t, a) => { const e = document.createElementNS(NS, t); for (const k in a) e.setAttribute(k, a[k]); svg.appendChild(e); return e; };
-for (const [a, b] of links) el("line", {x1: a.x, y1: a.y, x2: b.x, y2: b.y});
-for (const n of data.nodes) { const c = el("circle", {cx: n.x, cy: n.y, r: n.type === "card" ? 4 : 7, class: n.type});
-  const t = document.createElementNS(NS, "title"); t.textContent = n.id + " " + (n.title || ""); c.appendChild(t);
-  if (n.type === "entity") el("text", {x: n.x + 8, y: n.y + 4}).textContent = n.title; }
-</script></body></html>
-"""
+def redraw_if_present(vault: Vault, mode: str) -> Path | None:
+    """After cards changed: draw graph.html again, with the options it was drawn with, when memvault drew one
+    before (a person asked for it once); else nothing. Drawing 2,000 cards takes under a second."""
+    path = vault.root / GRAPH_FILE
+    try:
+        with open(path, "rb") as fh:  # its head says whose page it is and how it was drawn
+            text = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    options = graph_page.read_options(text)
+    if options is None:
+        return None
+    return write_html(vault, mode, options.get("project"), options.get("since"))

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app
+from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app, err
 from memvault.errors import UsageError
 
 app = sub_app()
@@ -128,13 +128,7 @@ def timeline(
     from memvault.views.timeline import timeline as svc_timeline
 
     if since is not None:
-        import datetime
-
-        try:
-            ok = len(since) == 10 and since[4] == since[7] == "-" and since.replace("-", "").isdigit()
-            datetime.date.fromisoformat(since if ok else "x")
-        except ValueError:
-            raise UsageError("--since must be a date, YYYY-MM-DD") from None
+        _check_date("--since", since)
     vault = open_vault()
     with Index(vault.root, chinese_mode(vault)) as idx:
         rows = clean(vault, svc_timeline(idx, entity, project, since, limit, show_all))
@@ -151,26 +145,39 @@ def timeline(
 def graph(
     ident: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Card id or entity.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Most neighbours to list.")] = 20,
-    html_out: Annotated[bool, typer.Option("--html", help="Write graph.html of the whole vault.")] = False,
+    html_out: Annotated[bool, typer.Option("--html", help="Write graph.html, an explorable page of the vault.")] = False,
+    open_page: Annotated[bool, typer.Option("--open", help="With --html: open graph.html in the web browser.")] = False,
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="With --html: only this project.")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="With --html: only cards valid from this date "
+                                                 "on (YYYY-MM-DD).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Neighbours of a card or entity through shared entities; --html writes graph.html (deterministic).
+    """Neighbours of a card or entity through shared entities; --html writes graph.html (deterministic), a
+    self-contained page to search, filter and explore; it is drawn again after remember, forget and distill.
 
-    Example: memvault graph postgres --json
+    Example: memvault graph postgres --json; memvault graph --html --open
     """
     from memvault.views import graph as svc
-    from memvault.search.index import Index
 
     vault = open_vault()
-    with Index(vault.root, chinese_mode(vault)) as idx:
-        if html_out:
-            from memvault.vault.store import atomic_write
+    if not html_out and (open_page or project or since):
+        raise UsageError("--open, --project and --since go with --html")
+    if html_out:
+        if since is not None:
+            _check_date("--since", since)
+        path = svc.write_html(vault, chinese_mode(vault), project, since)
+        typer.echo(str(path))
+        if open_page:
+            import webbrowser
 
-            atomic_write(vault.root / "graph.html", svc.render_html(svc.whole_graph(idx)))
-            typer.echo(str(vault.root / "graph.html"))
-            return
-        if not ident:
-            raise UsageError("graph needs an ID (or --html)")
+            if not webbrowser.open(path.resolve().as_uri()):
+                err("could not open a web browser; open the file above by hand")
+        return
+    from memvault.search.index import Index
+
+    if not ident:
+        raise UsageError("graph needs an ID (or --html)")
+    with Index(vault.root, chinese_mode(vault)) as idx:
         data = clean(vault, svc.neighbours(idx, ident, limit))
     if as_json:
         print_json(data)
@@ -180,6 +187,17 @@ def graph(
     for n in data["neighbours"]:
         via = f"  via {', '.join(n['via'])}" if n["via"] else ""
         typer.echo(f"  {n['type']:6s} {n['id']}  {n.get('title') or ''}{via}")
+
+
+def _check_date(option: str, value: str) -> None:
+    """A UsageError unless `value` is a real date written YYYY-MM-DD."""
+    import datetime
+
+    try:
+        ok = len(value) == 10 and value[4] == value[7] == "-" and value.replace("-", "").isdigit()
+        datetime.date.fromisoformat(value if ok else "x")
+    except ValueError:
+        raise UsageError(f"{option} must be a date, YYYY-MM-DD") from None
 
 
 @app.command()

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memvault.cli.common import guard, open_vault, err, print_json, now_fn, warn_settings, sub_app
+from memvault.cli.common import guard, open_vault, err, print_json, now_fn, warn_settings, sub_app, redraw_graph
 from memvault.errors import UsageError
 
 app = sub_app()
@@ -71,13 +71,15 @@ def doctor(
 def reindex(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Rebuild every derived file: the search index (cards, entities, episodes) and entity pages.
+    """Rebuild every derived file: the search index (cards, entities, episodes), entity pages, graph.html if any.
 
     Example: memvault reindex
     """
     from memvault.views.reindex import reindex as svc_reindex
 
-    result = svc_reindex(open_vault(), on_progress=lambda m: err(m) if not as_json else None)
+    vault = open_vault()
+    result = svc_reindex(vault, on_progress=lambda m: err(m) if not as_json else None)
+    redraw_graph(vault)
     for problem in result.problems:
         err(f"warning: {problem}")
     if as_json:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memvault.cli.common import state, guard, open_vault, err, print_json, now_fn, sub_app
+from memvault.cli.common import state, guard, open_vault, err, print_json, now_fn, sub_app, redraw_graph
 from memvault.errors import UsageError
 
 app = sub_app()
@@ -85,6 +85,8 @@ def distill_cmd(
                               project=project, now=now, on_progress=None if as_json else _progress_printer(),
                               upgrade=upgrading)
         summaries.append(summary)
+        if not dry_run:
+            redraw_graph(vault)
         _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls)
         if summary.failed or dry_run:
             break
@@ -149,9 +151,11 @@ def remember(
     from memvault.distill.remember import remember as svc_remember
 
     names = [n.strip() for item in entities or [] for n in item.split(",") if n.strip()]
-    result = svc_remember(open_vault(), title, now=now_fn(), kind=kind, body=body, entities=names,
+    vault = open_vault()
+    result = svc_remember(vault, title, now=now_fn(), kind=kind, body=body, entities=names,
                           project=project, supersedes=supersedes or [], valid_from=valid_from,
                           subject=subject, field=field, value=value)
+    redraw_graph(vault)
     if as_json:
         print_json(result.to_json())
     else:
@@ -180,8 +184,11 @@ def forget(
 
     if retract == purge:
         raise UsageError("choose exactly one of --retract or --purge")
-    result = svc_forget(open_vault(), card_id, mode="retract" if retract else "purge", now=now_fn(),
+    vault = open_vault()
+    result = svc_forget(vault, card_id, mode="retract" if retract else "purge", now=now_fn(),
                         reason=reason, with_episodes=with_episodes)
+    if result.changed:
+        redraw_graph(vault)
     if as_json:
         print_json(result.to_json())
         return

@@ -73,6 +73,22 @@ class BrowseMixin:
         """(card id, entity) of every mention."""
         return self.db.execute("SELECT c.id, e.entity FROM card_entities e JOIN cards c ON c.rowid = e.card").fetchall()
 
+    # -- graph.html
+    def graph_rows(self, project: str | None, since: str | None) -> list[tuple]:
+        """(id, kind, title, body, project, status, created, valid_from, valid_to, entities, episodes,
+        supersedes, superseded_by; lists as JSON text) of every card, retracted ones too, by id; `project`:
+        only that project's; `since`: only cards whose world date (valid_from, else created) is on or after it."""
+        where, args = [], []
+        if project:
+            where.append("project = ?")
+            args.append(project)
+        if since:
+            where.append("coalesce(valid_from, substr(created, 1, 10)) >= ?")
+            args.append(since)
+        sql = ("SELECT id, kind, title, body, project, status, created, valid_from, valid_to, entities, episodes,"
+               " supersedes, superseded_by FROM cards" + (" WHERE " + " AND ".join(where) if where else ""))
+        return self.db.execute(sql + " ORDER BY id", args).fetchall()
+
     # -- stats
     def status_counts(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT status, count(*) FROM cards GROUP BY status").fetchall())

@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "remember": ("write", "Write a memory card by hand."),
     "forget": ("write", "Retract or purge a card."),
     "context": ("read", "A token-budgeted memory pack for a prompt."),
+    "conflicts": ("settle", "Active cards that cannot both be true."),
+    "resolve": ("settle", "Settle a conflict: card A supersedes card B."),
     "export": ("upkeep", "Write a portable JSON bundle of cards and entities."),
     "import": ("upkeep", "Add the cards and entity pages of a bundle."),
 }

@@ -1,9 +1,10 @@
 """Conflicts as the commands show them: the whole vault (`memvault conflicts`, `doctor`) or around a few cards
 (`search` hits, `context` packs). The detection itself is memvault.distill.conflicts (pure).
 
-Around a few cards the scan is a byte search (vault.cards_mentioning) for their subjects, so it finds `state`
-and `restated` pairs whose subject is written the same way; near-duplicates and differently written subjects
-need the whole-vault scan of `memvault conflicts`.
+Around a few cards (a search's hits, a context pack) a whole-vault scan would cost seconds on every call, so
+the candidates are the cards the search index finds for each card's subject (at most CANDIDATES, same
+project): `state` and `restated` pairs whose partner names the subject's words in its title, body or entities.
+Near-duplicates, and a partner that never names its subject, need the whole-vault scan of `memvault conflicts`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from memvault.distill import conflicts as detector
 from memvault.errors import VaultFormatError
 from memvault.model import Card
 from memvault.vault.store import Vault
+
+CANDIDATES = 20
 
 
 @dataclass
@@ -59,21 +62,44 @@ def scan(vault: Vault, *, project: str | None = None, cards: Iterable[Card] | No
 
 def around(vault: Vault, ids: Iterable[str]) -> dict[str, list[str]]:
     """card id -> ids of the active cards it conflicts with, for the given cards (see module doc)."""
+    from memvault.errors import MemvaultError
+    from memvault.search import service as searchlib
+    from memvault.search.index import Index
+
     wanted = [i for i in dict.fromkeys(ids) if i]
     mine: dict[str, Card] = {}
     for cid in wanted:
-        path = vault.find_card_path(cid)
-        if path is None:
-            continue
-        try:
-            mine[cid] = vault.read_card(path)
-        except VaultFormatError:
-            continue
-    needles = sorted({c.subject for c in mine.values() if c.status == "active" and c.subject and c.field})
-    if not needles:
+        card = _read(vault, vault.find_card_path(cid))
+        if card is not None:
+            mine[cid] = card
+    subjects = sorted({(c.project or "", c.subject) for c in mine.values()
+                       if c.status == "active" and c.subject and c.field})
+    if not subjects:
         return {}
-    pool = vault.cards_mentioning(needles, problems=[])
-    pool.update(mine)
-    found = detector.detect(pool.values(), threshold=threshold(vault))
-    out = detector.by_card(c for c in found if c.sort != "duplicate")
+    pool = dict(mine)
+    opts = searchlib.options_from(vault.config.section("search"), None, limit=CANDIDATES, hops=0)
+    paths: set[str] = set()
+    with Index(vault.root, opts.mode, opts.stat_all_below) as idx:  # one index for every subject
+        idx.refresh()
+        for project, subject in subjects:
+            try:
+                found = searchlib.search_index(idx, subject, opts._replace(project=project or None))
+            except MemvaultError:
+                continue
+            paths |= {h.path for h in found.hits if h.kind != "episode" and h.path and h.id not in pool}
+    for path in sorted(paths):
+        card = _read(vault, vault.root / path)
+        if card is not None:
+            pool.setdefault(card.id, card)
+    found_pairs = detector.detect(pool.values(), threshold=threshold(vault))
+    out = detector.by_card(c for c in found_pairs if c.sort != "duplicate")
     return {cid: out[cid] for cid in wanted if cid in out}
+
+
+def _read(vault: Vault, path) -> Card | None:
+    if path is None:
+        return None
+    try:
+        return vault.read_card(path)
+    except (OSError, VaultFormatError):
+        return None

@@ -89,3 +89,36 @@ def test_lock_held_by_another_process_exits_4_and_writes_nothing(tmp_path):
         holder.wait(timeout=10)
     done = memvault(vault, "resolve", A, "--over", B)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("point", ["consolidate:after-card", "consolidate:before-journal"])
+def test_consolidate_kill_9_then_rerun_gives_the_same_tree(tmp_path, point):
+    ref = make_vault(tmp_path / "ref")
+    assert memvault(ref, "consolidate").returncode == 0
+    vault = make_vault(tmp_path / point.replace(":", "-"))
+    crashed = memvault(vault, "consolidate", extra_env={"MEMVAULT_CRASH_AT": point})
+    assert crashed.returncode == -signal.SIGKILL
+    rerun = memvault(vault, "consolidate", "--json")
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(json.loads(rerun.stdout)["written"]) == 1
+    assert tree(vault) == tree(ref)
+    again = memvault(vault, "consolidate", "--json")
+    assert json.loads(again.stdout)["written"] == [] and tree(vault) == tree(ref)
+
+
+def test_consolidate_waits_for_no_one_when_the_lock_is_held(tmp_path):
+    vault = make_vault(tmp_path / "v")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom memvault.vault.store import Vault\n"
+         "v = Vault.open(sys.argv[1], {})\nwith v.exclusive('distill', 'test holder'):\n"
+         "    print('held', flush=True)\n    time.sleep(60)\n", str(vault)],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        before = tree(vault)
+        busy = memvault(vault, "consolidate")
+        assert busy.returncode == 4, busy.stderr
+        assert tree(vault) == before
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)

@@ -1,4 +1,5 @@
-"""Commands about cards that disagree: conflicts (list them), resolve (one card wins over another)."""
+"""Commands that keep cards in shape: conflicts (list pairs that disagree), resolve (one card wins over
+another), consolidate (a synopsis card per project)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,34 @@ def resolve(
         typer.echo(f"dry run: {result.winner} would supersede {result.loser}; nothing written")
     else:
         typer.echo(f"{result.winner} supersedes {result.loser}")
+
+
+@app.command()
+@guard
+def consolidate(
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which synopses would be written; write "
+                                          "nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
+) -> None:
+    """Write one `synopsis` card per project, "where things stand", built offline from its active cards (latest
+    decisions, current state, open threads, rules, each line citing its card id). It supersedes the project's
+    previous synopsis; a project whose synopsis would not change is skipped, so a rerun is a no-op. Under the
+    distill lock (exit 4 while a distill or another card change runs).
+
+    Example: memvault consolidate --project shop --dry-run
+    """
+    from memvault.distill.consolidate import consolidate as svc_consolidate
+
+    result = svc_consolidate(open_vault(), now=now_fn(), project=project, dry_run=dry_run)
+    if as_json:
+        print_json(result.to_json())
+        return
+    verb = "would write" if dry_run else "wrote"
+    for item in result.written:
+        over = f", supersedes {', '.join(item['superseded'])}" if item["superseded"] else ""
+        typer.echo(f"{verb} {item['id']}  synopsis of {item['project']} ({item['lines']} lines{over})")
+    for name in result.unchanged:
+        typer.echo(f"unchanged: {name}")
+    if not result.written and not result.unchanged:
+        typer.echo("no project has cards to sum up")

@@ -87,6 +87,37 @@ def render_text(result) -> str:
     return "\n".join(lines)
 
 
+def mark_conflicts(root, result):
+    """`why: conflicts with c-…` on active card hits that disagree with another active card (see
+    memvault.views.conflicts.around: same subject and field, other value). Only when a hit's front matter has a
+    subject and a field (a byte check of its file): a plain search stays a few small reads, without yaml."""
+    ids = [h.id for h in result.hits if h.status == "active" and h.kind != "episode" and _has_subject(root, h.path)]
+    if not ids:
+        return result
+    from memvault.vault.store import Vault
+    from memvault.views.conflicts import around
+
+    clashes = around(Vault.open(root, os.environ), ids)
+    if not clashes:
+        return result
+    hits = tuple(h._replace(why=(*h.why, "conflicts with " + ", ".join(clashes[h.id]))) if h.id in clashes else h
+                 for h in result.hits)
+    return result._replace(hits=hits)
+
+
+def _has_subject(root, path: str | None) -> bool:
+    import re
+
+    if not path:
+        return False
+    try:
+        with open(os.path.join(root, path), "rb") as fh:
+            head = fh.read(8192).split(b"\n---", 1)[0]
+    except OSError:
+        return False
+    return all(re.search(rb"^%s: *(?!null *$)[^\s]" % key, head, re.M) for key in (b"subject", b"field"))
+
+
 def run(opts: dict[str, Any]) -> int:
     from memvault.search import service as svc
     from memvault.errors import MemvaultError
@@ -98,7 +129,7 @@ def run(opts: dict[str, Any]) -> int:
             cfg["search"], cfg["kinds"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),
             include_all=opts.get("include_all"), hops=opts.get("hops"), episodes=opts.get("episodes"),
             snippet_chars=opts.get("snippet_chars"))
-        result = svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"])
+        result = mark_conflicts(root, svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"]))
     except MemvaultError as exc:
         sys.stderr.write(f"memvault: {exc.message}\n")
         return exc.exit_code

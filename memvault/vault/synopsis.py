@@ -1,7 +1,8 @@
 """One active synopsis per project: a new `synopsis` card supersedes the project's earlier active ones.
 
 A synopsis is "the latest summary of a project" (DESIGN §3), and it is pinned in every context pack, so two
-active ones of a project would both be pinned. Every writer of new cards (distill, remember, import) commits
+active ones of a project would both be pinned. Every writer of new cards (distill, remember, import,
+consolidate) commits
 through pages.write_change_set, which calls `link_synopses` there: whoever writes a synopsis, the rule holds.
 """
 
@@ -16,7 +17,7 @@ from memvault.model import Card, supersede
 from memvault.vault.store import Vault
 
 KIND = "synopsis"
-WRITERS = ("distill", "remember", "import")  # journal line types that create cards
+WRITERS = ("distill", "remember", "import", "consolidate")  # journal line types that create cards
 
 
 def latest_key(card: Card) -> tuple[str, str]:

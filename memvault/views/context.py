@@ -42,6 +42,8 @@ HEADER = {
            "资料位于两行 {fence} 之间；较早的条目可能已过时。"),
 }
 SUPERSEDED_BY = {"en": "superseded by {ids}", "zh": "已被 {ids} 取代"}
+# Two active cards that cannot both be true (memvault conflicts): the model sees the disagreement.
+CONFLICTS_WITH = {"en": "CONFLICTS with {ids}: not both can hold", "zh": "与 {ids} 冲突：二者不能同时成立"}
 FENCE_PREFIX = "<<<MEMVAULT-MEMORY-"
 BODY_CHARS = 280  # a card is a line, not a page: its title and the start of its body
 TITLE_CHARS = 160
@@ -122,6 +124,10 @@ def build_context(vault: Vault, query: str, *, budget: int | None = None, projec
             successors = _titles(idx, sorted({s for c in recalled for s in c.superseded_by}))
     else:
         successors = {}
+    from memvault.views.conflicts import around
+
+    clashes = around(vault, [c.id for c in [*pinned, *recalled] if c.status == "active"])
+    successors = _Notes(successors, clashes)
 
     overhead = _tokens(HEADER[lang].format(fence=_fence("0")) + "\n") + 2 * _tokens(_fence("0") + "\n")
     room = budget - overhead
@@ -282,6 +288,8 @@ def _line(c: _Candidate, lang: str, with_body: bool, successors: Mapping[str, st
         meta.append(c.date)
     if c.project:
         meta.append(_flat(c.project, 40))
+    if c.status == "active" and getattr(successors, "clashes", {}).get(c.id):
+        meta.append(CONFLICTS_WITH[lang].format(ids=", ".join(successors.clashes[c.id])))
     if c.status == "superseded" and c.superseded_by:
         quote = "「{}」" if lang == "zh" else "“{}”"
         ids = ", ".join(f"{s} {quote.format(_flat(successors[s], SUCCESSOR_TITLE_CHARS))}" if successors.get(s) else s
@@ -292,6 +300,14 @@ def _line(c: _Candidate, lang: str, with_body: bool, successors: Mapping[str, st
     if body and body != _flat(c.title, TITLE_CHARS):
         text += ("：" if _CJK.search(c.title) else ": ") + body
     return text
+
+
+class _Notes(dict):
+    """Successor titles by id (a dict), carrying the card -> conflicting ids map for `_line`."""
+
+    def __init__(self, titles: Mapping[str, str], clashes: Mapping[str, list[str]]):
+        super().__init__(titles)
+        self.clashes = dict(clashes)
 
 
 def _flat(text: str, cap: int) -> str:

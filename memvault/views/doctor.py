@@ -25,10 +25,14 @@ class DoctorReport:
     problems: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # settings problems that are not damage
+    # `path: conflicts with c-…`: two active cards that cannot both be true. Not damage (every file is sound, a
+    # git merge of two machines' cards makes them in normal use, and only a person can choose the winner with
+    # `memvault resolve`), so they do not set exit 3, which cron treats as "the vault is broken".
+    conflicts: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "warnings": self.warnings,
-                "ok": not self.problems}
+                "conflicts": self.conflicts, "ok": not self.problems}
 
 
 def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
@@ -65,6 +69,9 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         if card.id in seen:
             errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
         seen[card.id] = vault.rel(path)
+    from memvault.views.conflicts import scan
+
+    report.conflicts = scan(vault, cards=cards).lines()
     by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
     for path in vault.entity_files():
         report.files += 1

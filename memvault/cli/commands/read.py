@@ -37,11 +37,12 @@ def search(
     cfg = svc.settings(root, os.environ)
     opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
                             include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars)
-    result = svc.run_search(root, " ".join(query), opts, deny=cfg["deny"])
+    from memvault.cli.fast import mark_conflicts, render_text  # shared with the Typer-free fast path
+
+    result = mark_conflicts(root, svc.run_search(root, " ".join(query), opts, deny=cfg["deny"]))
     if as_json:
         print_json(result.to_json())
         return
-    from memvault.cli.fast import render_text  # one renderer for this command and its Typer-free fast path
 
     typer.echo(render_text(result))
 

@@ -46,6 +46,8 @@ def doctor(
 ) -> None:
     """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found),
     secrets in clear included (named by rule, never shown). memvault.yaml problems are warnings on stderr.
+    Conflicting active cards are listed as `path: conflicts with c-…` but are not damage (no exit 3): settle
+    them with `memvault resolve`.
 
     Example: memvault doctor --fix
     """
@@ -61,7 +63,11 @@ def doctor(
             typer.echo(f"fixed: {line}", err=True)
         for problem in report.problems:
             typer.echo(problem)
-        typer.echo(f"checked {report.files} files: {len(report.problems)} problems", err=True)
+        for line in report.conflicts:
+            typer.echo(line)
+        typer.echo(f"checked {report.files} files: {len(report.problems)} problems"
+                   + (f", {len(report.conflicts) // 2} conflicts (see memvault conflicts)" if report.conflicts else ""),
+                   err=True)
     if report.problems:
         raise typer.Exit(3)
 

@@ -1,0 +1,138 @@
+"""consolidate: one offline `synopsis` card per project, "where things stand", built deterministically from the
+project's active cards (no LLM): its latest decisions, current state, open threads and rules, each line citing
+its card id.
+
+Under the distill lock, as one change set per run (vault.pages.write_change_set: the new synopsis supersedes
+the project's previous one there, by the rule in memvault.vault.synopsis; one `consolidate` journal line; a
+kill -9 is undone by the next card change). A project whose synopsis would say exactly what its latest active
+synopsis says is skipped, so a rerun with no new cards is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.distill.merge import card_id
+from memvault.distill.run import crash_point
+from memvault.model import Card
+from memvault.vault.pages import EntityTable, recover, write_change_set
+from memvault.vault.store import Vault
+
+LOCK_WHAT = "distill or another card change"
+KIND = "synopsis"
+PER_SECTION = 8  # newest lines of each section: a synopsis is pinned in every context pack, it must stay small
+# (section, kinds it lists); a card kind not named here (fact, event, preference, reflection) is left to search.
+SECTIONS = (("decisions", ("decision",)), ("state", ("state",)), ("open", ("thread", "question")),
+            ("rules", ("rule",)))
+HEADINGS = {"en": {"decisions": "Decisions", "state": "Current state", "open": "Open threads", "rules": "Rules"},
+            "zh": {"decisions": "决定", "state": "当前状态", "open": "未决事项", "rules": "规则"}}
+TITLE = {"en": "Where {project} stands ({day})", "zh": "{project} 现状（{day}）"}
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class ConsolidateResult:
+    dry_run: bool
+    written: list[dict[str, Any]] = field(default_factory=list)  # {"project", "id", "superseded", "lines"}
+    unchanged: list[str] = field(default_factory=list)  # projects whose synopsis already says this
+    change: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dry_run": self.dry_run, "written": self.written, "unchanged": self.unchanged,
+                "change": self.change or None}
+
+
+def _day(card: Card) -> str:
+    return (card.valid_from or card.created or "")[:10]
+
+
+def _flat(text: str, cap: int = 120) -> str:
+    flat = _SPACE.sub(" ", text or "").strip()
+    return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"
+
+
+def _line(card: Card) -> str:
+    if card.kind == "state" and card.subject and card.field and card.value:
+        text = f"{card.subject} {card.field}: {card.value}"
+    else:
+        text = card.title
+    return f"- {_flat(text)} [{card.id}]"
+
+
+def synopsis_text(project: str, cards: Iterable[Card], day: str) -> tuple[str, str, int] | None:
+    """(title, body, lines) of the project's synopsis from its active cards, or None when none is listable.
+    Pure and deterministic: the same cards give the same text."""
+    active = [c for c in cards if c.status == "active" and (c.project or "") == project and c.kind != KIND]
+    lang = "zh" if 2 * sum(bool(_CJK.search(c.title)) for c in active) > len(active) else "en"
+    parts, count = [], 0
+    for section, kinds in SECTIONS:
+        mine = sorted((c for c in active if c.kind in kinds), key=lambda c: (_day(c), c.created, c.id), reverse=True)
+        if not mine:
+            continue
+        lines = [_line(c) for c in mine[:PER_SECTION]]
+        if len(mine) > PER_SECTION:
+            lines.append(f"- … {len(mine) - PER_SECTION} more" if lang == "en" else f"- … 另有 {len(mine) - PER_SECTION} 条")
+        parts.append(f"## {HEADINGS[lang][section]}\n" + "\n".join(lines))
+        count += min(len(mine), PER_SECTION)
+    if not parts:
+        return None
+    return TITLE[lang].format(project=project, day=day), "\n\n".join(parts), count
+
+
+def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = None,
+                dry_run: bool = False) -> ConsolidateResult:
+    """Write the synopsis of every project (or of `project`) whose cards changed since its latest synopsis."""
+    result = ConsolidateResult(dry_run=dry_run)
+    if dry_run:
+        _plan(vault, vault.cards(problems=[]), now(), project, result)
+        return result
+    with vault.exclusive("distill", LOCK_WHAT):
+        recover(vault)
+        cards = vault.cards(problems=[])
+        at = now()
+        fresh = _plan(vault, cards, at, project, result)
+        if not fresh:
+            return result
+        all_cards = {c.id: c for c in cards}
+        change = "s-" + hashlib.sha256("\x1f".join([at, *sorted(fresh)]).encode()).hexdigest()[:12]
+        record = {"v": 1, "type": "consolidate", "at": at, "change": change, "created": sorted(fresh),
+                  "projects": sorted(c.project or "" for c in fresh.values())}
+        written = write_change_set(vault, all_cards, fresh, {cid: None for cid in fresh}, EntityTable.load(vault).names,
+                                   record, hook=lambda name: crash_point(f"consolidate:{name}"))
+        for item in result.written:
+            item["superseded"] = sorted(written[item["id"]].supersedes)
+        result.change = change
+        return result
+
+
+def _plan(vault: Vault, cards: Sequence[Card], at: str, project: str | None,
+          result: ConsolidateResult) -> dict[str, Card]:
+    """The new synopsis cards by id (filling `result`), skipping projects whose latest synopsis says the same."""
+    from memvault.vault.synopsis import latest_key
+
+    projects = sorted({c.project for c in cards if c.project and (project is None or c.project == project)})
+    taken = {c.id for c in cards}
+    fresh: dict[str, Card] = {}
+    for name in projects:
+        made = synopsis_text(name, cards, at[:10])
+        if made is None:
+            continue
+        title, body, count = made
+        current = [c for c in cards if c.kind == KIND and c.status == "active" and c.project == name]
+        latest = max(current, key=lambda c: (latest_key(c), c.id), default=None)
+        if latest is not None and latest.body.strip() == body.strip():
+            result.unchanged.append(name)
+            continue
+        seed = f"consolidate\x1f{name}\x1f{hashlib.sha256(body.encode()).hexdigest()}"
+        cid = card_id(at, seed, taken)
+        taken.add(cid)
+        fresh[cid] = Card(id=cid, kind=KIND, title=title, body=body, project=name, created=at, valid_from=at[:10],
+                          confidence="inferred", source={"kind": "consolidate", "cards": count})
+        result.written.append({"project": name, "id": cid, "superseded": [latest.id] if latest else [],
+                               "lines": count})
+    return fresh

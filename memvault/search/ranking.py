@@ -95,7 +95,12 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
                 why.append(f"names entity {slug}")
         mass = sum(q.idfs.values()) + q.extra_mass
         coverage = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / mass) if mass else 0.0
-        if total <= 0 or ((why or not matched) and coverage + 1e-9 < (ANCHOR if matched else ANCHOR_SYNONYMS)
+        # Other things the query names are alternatives ("sqlite postgres markdown"), not words this card fails
+        # to answer: the anchor floor weighs the card against the rest of the question only.
+        others = {t for slug, (ts, _d) in named.items() if slug not in ents for t in ts} - set(matched)
+        rest = mass - sum(q.idfs.get(t, 0.0) for t in others)
+        anchored = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / rest) if rest > 0 else coverage
+        if total <= 0 or ((why or not matched) and anchored + 1e-9 < (ANCHOR if matched else ANCHOR_SYNONYMS)
                           and _units(q.text, matched, named, ents) + n_src < 2):
             continue  # the hit rests on one topic word (often a name) and the question's other words are not in it
         if not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):

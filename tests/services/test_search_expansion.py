@@ -61,3 +61,14 @@ def test_a_name_alone_or_with_a_matched_word_still_finds_its_cards(people):
     assert ids(people, "where does alice rent")[0] == "c-20250101-aaaa"
     assert ids(people, "小晚")[0] == "c-20250102-bbbb"
     assert ids(people, "林晚搬到哪里了")[0] == "c-20250102-bbbb"
+
+
+def test_a_query_naming_several_things_finds_a_card_about_any_of_them(vault):
+    write(vault, card("c-20250101-aaaa", "Orders live in the main database", "Chosen for transactions.",
+                      entities=("postgres",)),
+          card("c-20250102-bbbb", "Blog drafts are files", "Easy to diff.", entities=("markdown",)),
+          card("c-20250103-cccc", "Local cache file", "One file per device.", entities=("sqlite",)))
+    found = set(ids(vault, "sqlite postgres markdown"))
+    assert found == {"c-20250101-aaaa", "c-20250102-bbbb", "c-20250103-cccc"}
+    with pytest.raises(NoMatch):  # one named thing plus words no card answers is still refused
+        ids(vault, "what port does postgres replica listen on")

@@ -78,13 +78,7 @@ class BrowseMixin:
         """(id, kind, title, body, project, status, created, valid_from, valid_to, entities, episodes,
         supersedes, superseded_by; lists as JSON text) of every card, retracted ones too, by id; `project`:
         only that project's; `since`: only cards whose world date (valid_from, else created) is on or after it."""
-        where, args = [], []
-        if project:
-            where.append("project = ?")
-            args.append(project)
-        if since:
-            where.append("coalesce(valid_from, substr(created, 1, 10)) >= ?")
-            args.append(since)
+        where, args = _scope(project, since, "")
         sql = ("SELECT id, kind, title, body, project, status, created, valid_from, valid_to, entities, episodes,"
                " supersedes, superseded_by FROM cards" + (" WHERE " + " AND ".join(where) if where else ""))
         return self.db.execute(sql + " ORDER BY id", args).fetchall()
@@ -103,16 +97,10 @@ class BrowseMixin:
                       limit: int | None, include_all: bool) -> list[tuple]:
         """(id, kind, title, project, status, created, valid_from, valid_to, supersedes, superseded_by), newest
         world time (valid_from, else the created date) first; `names`: only cards naming one of them."""
-        where, args = [], []
+        where, args = _scope(project, since, "c.")
         if names is not None:
             where.append(f"c.rowid IN (SELECT card FROM card_entities WHERE entity IN ({','.join('?' * len(names))}))")
             args.extend(names)
-        if project:
-            where.append("c.project = ?")
-            args.append(project)
-        if since:
-            where.append("coalesce(c.valid_from, substr(c.created, 1, 10)) >= ?")
-            args.append(since)
         if not include_all:
             where.append("c.status != 'retracted'")
         sql = ("SELECT c.id, c.kind, c.title, c.project, c.status, c.created, c.valid_from, c.valid_to,"
@@ -132,3 +120,16 @@ class BrowseMixin:
         """(slug, name, aliases) of every entity page the index read."""
         return [(slug, name, json.loads(aliases or "[]"))
                 for slug, name, aliases in self.db.execute("SELECT slug, name, aliases FROM entities ORDER BY slug")]
+
+
+def _scope(project: str | None, since: str | None, alias: str) -> tuple[list[str], list[Any]]:
+    """WHERE terms and arguments for "only this project" and "world date on or after `since`"."""
+    where: list[str] = []
+    args: list[Any] = []
+    if project:
+        where.append(f"{alias}project = ?")
+        args.append(project)
+    if since:
+        where.append(f"coalesce({alias}valid_from, substr({alias}created, 1, 10)) >= ?")
+        args.append(since)
+    return where, args

@@ -70,15 +70,21 @@ def test_kill_9_then_rerun_gives_the_same_tree(tmp_path, reference, point):
     assert [r["type"] for r in lines] == ["resolve"]
 
 
-def test_lock_held_by_another_process_exits_4_and_writes_nothing(tmp_path):
-    vault = make_vault(tmp_path / "v")
+def hold_lock(vault: Path) -> subprocess.Popen:
+    """Another real process holding the vault's distill lock until killed."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom memvault.vault.store import Vault\n"
          "v = Vault.open(sys.argv[1], {})\nwith v.exclusive('distill', 'test holder'):\n"
          "    print('held', flush=True)\n    time.sleep(60)\n", str(vault)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_lock_held_by_another_process_exits_4_and_writes_nothing(tmp_path):
+    vault = make_vault(tmp_path / "v")
+    holder = hold_lock(vault)
     try:
-        assert holder.stdout.readline().strip() == "held"
         before = tree(vault)
         started = time.time()
         busy = memvault(vault, "resolve", A, "--over", B)
@@ -108,13 +114,8 @@ def test_consolidate_kill_9_then_rerun_gives_the_same_tree(tmp_path, point):
 
 def test_consolidate_waits_for_no_one_when_the_lock_is_held(tmp_path):
     vault = make_vault(tmp_path / "v")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom memvault.vault.store import Vault\n"
-         "v = Vault.open(sys.argv[1], {})\nwith v.exclusive('distill', 'test holder'):\n"
-         "    print('held', flush=True)\n    time.sleep(60)\n", str(vault)],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    holder = hold_lock(vault)
     try:
-        assert holder.stdout.readline().strip() == "held"
         before = tree(vault)
         busy = memvault(vault, "consolidate")
         assert busy.returncode == 4, busy.stderr

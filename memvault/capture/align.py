@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+WEAK_CHARS = 12  # a user text shorter than this (spaces aside) places an anonymous log only with its answer
+
 
 def place(items: list[Any], index: Any, moved: Callable[[Any, str, int], Any]) -> list[Any]:
     """The same turns, renumbered (and for a log without a session id, moved) onto the stored session.
@@ -41,6 +43,8 @@ def place(items: list[Any], index: Any, moved: Callable[[Any, str, int], Any]) -
         if not found and p is items[0] and not p.start:
             found = index.by_user_part.get(p.user_digest, ())  # a tail that begins at a later user message
         for session, turn in found:
+            if _weak(p.episode.user) and index.sessions.get(session, {}).get(turn, ("",))[0] != p.episode.hash:
+                continue  # "ok" or "继续" is said in every chat: alone it places a turn only with its answer
             tally[(session, turn - p.episode.turn)] += 1
     for (session, shift), _n in sorted(tally.items(), key=lambda kv: (-kv[1], abs(kv[0][1]), kv[0])):
         stored = index.users[session]
@@ -48,6 +52,11 @@ def place(items: list[Any], index: Any, moved: Callable[[Any, str, int], Any]) -
                for p in items if not p.opening and not at_cut_edge(p, items, index, session, shift)):
             return _shifted(items, session, shift, moved)
     return items
+
+
+def _weak(user: str) -> bool:
+    """A user text too short to tell one conversation from another ("ok", "继续", "go on")."""
+    return len("".join(user.split())) < WEAK_CHARS
 
 
 def at_cut_edge(p: Any, items: list[Any], index: Any, session: str | None = None, shift: int = 0) -> bool:

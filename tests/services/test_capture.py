@@ -209,3 +209,22 @@ def test_secrets_are_redacted_before_disk_and_audited(vault):
     # audit lines hold rule ids and counts only: no family, no span, no text
     assert set(entry) == {"at", "episode", "rules"}
     assert all(isinstance(n, int) for n in entry["rules"].values()) and "prose" not in entry["rules"]
+
+
+def test_a_short_reply_alone_never_places_a_log_in_another_chat(vault):
+    other = [{"role": "user", "content": "Which database should the shop use?", "session": "shop"},
+             {"role": "assistant", "content": "Postgres.", "session": "shop"},
+             {"role": "user", "content": "ok", "session": "shop"},
+             {"role": "assistant", "content": "Setting it up now.", "session": "shop"}]
+    _run(vault, _jsonl(*other))
+    # A SillyTavern tail (no session header) whose one user turn is also "ok", answered differently.
+    tail = "".join(json.dumps(m) + "\n" for m in (
+        {"name": "Dana", "is_user": True, "is_system": False, "send_date": "2026-02-14T20:09:30.004Z", "mes": "ok"},
+        {"name": "Archivist", "is_user": False, "is_system": False, "send_date": "2026-02-14T20:09:41.512Z",
+         "mes": "Then the map is yours to draw."}))
+    first = _run(vault, tail, fmt="sillytavern")
+    assert first.new == 1 and first.already == 0  # stored, not taken for the shop chat's "ok"
+    mine = [e for e in _lines(vault) if e.get("assistant") == "Then the map is yours to draw."]
+    assert len(mine) == 1 and mine[0]["session"] != "shop"
+    again = _run(vault, tail, fmt="sillytavern")  # the same tail again: its own "ok", with its answer
+    assert (again.new, again.already, again.revoked) == (0, 1, 0)

@@ -23,10 +23,9 @@ SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it
 HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
 HUB_DEGREE = 12  # … damped by sqrt(HUB_DEGREE / degree) once the entity is mentioned by more cards than this
 ENTITY_NAME_WEIGHT = 1.0
-# A hit resting on one query word that is an entity name must cover ANCHOR of the question's IDF mass, and a
-# hit resting on one synonym only ANCHOR_SYNONYMS (eval/ sweep, eval/REPORT.md).
-ANCHOR = 0.4
-ANCHOR_SYNONYMS = 0.25
+# A hit resting on one query word that is an entity name must cover search.name_floor of the question's IDF
+# mass, and one resting on expansions only search.expansion_floor. Both default to 0 (off): the measured
+# setting 0.4 / 0.25 (eval/lexical.py) stops a few hard negatives but costs the old eval set R@5 0.988 -> 0.963.
 
 
 def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
@@ -100,7 +99,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         others = {t for slug, (ts, _d) in named.items() if slug not in ents for t in ts} - set(matched)
         rest = mass - sum(q.idfs.get(t, 0.0) for t in others)
         anchored = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / rest) if rest > 0 else coverage
-        if total <= 0 or ((why or not matched) and anchored + 1e-9 < (ANCHOR if matched else ANCHOR_SYNONYMS)
+        if total <= 0 or ((why or not matched) and anchored + 1e-9 < (opts.name_floor if matched else opts.expansion_floor)
                           and _units(q.text, matched, named, ents) + n_src < 2):
             continue  # the hit rests on one topic word (often a name) and the question's other words are not in it
         if not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):

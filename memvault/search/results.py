@@ -18,7 +18,10 @@ class SearchOptions(NamedTuple):
     mode: str = "bigram"
     bm25_only: bool = False  # baseline for eval/: no entity names, no hops, no status or intent rules
     stat_all_below: int = 5000
-    expand: bool = True  # synonym groups and entity aliases (eval/ measures with and without)
+    expand: bool = True  # entity aliases (and with `synonyms`, the synonym table); eval/ measures both
+    synonyms: bool = False  # search.synonyms: the shipped zh/en synonym groups (off: they cost the old eval set)
+    name_floor: float = 0.0  # search.name_floor: share of the query a hit resting on one entity name must cover
+    expansion_floor: float = 0.0  # search.expansion_floor: the same for a hit resting on expansions only
 
 
 class Hit(NamedTuple):

@@ -7,12 +7,13 @@ Pipeline for one query:
    indexed vocabulary).
 2. Candidates: FTS5 OR-query over the known terms (very common terms pruned when rarer ones exist), plus every
    card of an entity the query names by name or alias, plus (while the pool has room) cards holding expansion
-   terms: synonyms from synonyms.py and the named entities' other names (expand.py), weighted below the query's
-   own words.
+   terms: the named entities' other names and aliases, and with search.synonyms the groups of synonyms.py
+   (expand.py), weighted below the query's own words.
 3. Score: BM25F on title/entities/body/tags, re-computed here on the candidates with bm25.py so that each hit
    knows which terms it matched. Relevance floor: a hit must match at least `floor` of the query's IDF mass;
    a query about something the vault does not hold therefore returns nothing (exit 1, like grep). A hit resting
-   on one word that is an entity name, or on synonyms only, must cover more (ranking.ANCHOR*).
+   on one word that is an entity name, or on expansions only, may be asked to cover more (search.name_floor,
+   search.expansion_floor; off by default).
 4. Entity hops from the best hits, damped for hub entities; superseded cards demoted unless the question asks
    about history; retracted cards only with `include_all`.
 
@@ -86,7 +87,8 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
         "limit": int(cfg.get("limit", 10)), "hops": int(cfg.get("hops", 1)),
         "snippet_chars": int(cfg.get("snippet_chars", 160)), "floor": float(cfg.get("floor", 0.15)),
         "episode_floor": float(cfg.get("episode_floor", 0.1)), "mode": str(cfg.get("chinese", "bigram")),
-        "stat_all_below": int(cfg.get("stat_all_below", 5000)),
+        "stat_all_below": int(cfg.get("stat_all_below", 5000)), "synonyms": bool(cfg.get("synonyms", False)),
+        "name_floor": float(cfg.get("name_floor", 0.0)), "expansion_floor": float(cfg.get("expansion_floor", 0.0)),
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
     if base["mode"] not in tokenize.MODES:
@@ -139,7 +141,7 @@ def _rules(deny: tuple[str, ...]):
 
 def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     """One search on an open, fresh index: analyse, rank cards (and episodes), order, keep `opts.limit`."""
-    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and not opts.bm25_only)
+    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and opts.synonyms and not opts.bm25_only)
     hits = search_cards(idx, q, opts)
     if opts.episodes:
         qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)

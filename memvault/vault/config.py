@@ -84,7 +84,8 @@ DEFAULTS: dict[str, Any] = {
         "reflection": {"pinned": False},
     },
     "search": {"limit": 10, "hops": 1, "snippet_chars": 160, "chinese": "bigram", "floor": 0.15,
-               "episode_floor": 0.1, "stat_all_below": 5000},
+               "episode_floor": 0.1, "stat_all_below": 5000, "synonyms": False, "name_floor": 0.0,
+               "expansion_floor": 0.0},
     "context": {"budget_tokens": 2000},
 }
 

@@ -13,7 +13,15 @@ from memvault.search.index import Index
 from memvault.search.intent import split_intent
 
 POOL = 150  # BM25 candidates re-scored per query
-BIG = 5000  # an OR query matching more cards than this tries the AND of its words first
+BIG = 5000  # an OR query matching more cards than this tries the AND of its words first …
+SMALL_BIG, BIG_SHARE = 1000, 20  # … in a vault under 100k cards, more than max(1000, cards / 20)
+
+
+def and_first_above(n_docs: int) -> int:
+    """How many cards an OR query may match before ranking tries the AND of its words first: 5% of the vault,
+    within 1,000..5,000 (at 10k cards a two-word query of common words matches ~2,500 cards, whose BM25
+    ranking was half of a search's time; the cards holding every word are the best-scored anyway)."""
+    return max(SMALL_BIG, min(BIG, n_docs // BIG_SHARE))
 COMMON = 0.10  # terms in more than this share of documents are left out of the candidate query
 
 

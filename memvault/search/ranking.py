@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from memvault.search import bm25, expand
 from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
-from memvault.search.query import BIG, POOL, Query, prune
+from memvault.search.query import POOL, Query, and_first_above, prune
 from memvault.search.results import Hit, SearchOptions
 from memvault.search.snippets import pending
 
@@ -41,7 +41,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     if match_terms:
         weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
         rows = []
-        if len(match_terms) > 1 and idx.count_matches(fts_match(match_terms)) > BIG:
+        if len(match_terms) > 1 and idx.count_matches(fts_match(match_terms)) > and_first_above(n_docs):
             # Trigger: tens of thousands of cards hold some query word. Why: ranking them all costs ~100 ms at
             # 100k cards, and the cards holding every word are the best-scored anyway. Outcome: rank those
             # first; the OR query runs only when too few cards hold them all.

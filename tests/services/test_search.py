@@ -132,3 +132,9 @@ def test_output_is_redacted(vault):
     write(vault, card("c-20250120-9999", "Deploy token for the shop", "token ghp_" + "a1B2" * 9 + " in CI"))
     res = search.run_search(vault, "deploy token", search.options_from({}))
     assert "ghp_a1B2" not in res.hits[0].snippet
+
+
+def test_and_first_threshold_is_five_percent_of_the_vault_within_bounds():
+    from memvault.search.query import and_first_above
+
+    assert [and_first_above(n) for n in (100, 10_000, 40_000, 100_000, 1_000_000)] == [1000, 1000, 2000, 5000, 5000]

@@ -49,6 +49,18 @@ _CHUNK = 64 * 1024
 _SPEC_KEYS = ("content", "finish_reason", "status", "headers", "raw_body", "delay", "usage", "omit_length")
 
 
+def start_process(log_path, default_fn: str):
+    """This file as a server process (e2e tests): (process, base URL, request log path). `default_fn` is
+    "path/to/file.py:function", the reply for every request. Stop it with SIGTERM."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, __file__, "--port", "0", "--log", str(log_path),
+                             "--default-fn", default_fn], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("READY "), line
+    return proc, line.split()[1], log_path
+
+
 class FakeLLM:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, log_path: str | None = None):
         self.host = host

@@ -251,13 +251,9 @@ def model_reply(body: dict) -> str:
 
 
 def start_fake(tmp_path: Path):
-    log = tmp_path / "requests.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/fake_llm.py"), "--port", "0", "--log", str(log),
-         "--default-fn", f"{__file__}:model_reply"], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("READY "), line
-    return proc, line.split()[1], log
+    from fake_llm import start_process
+
+    return start_process(tmp_path / "requests.jsonl", f"{__file__}:model_reply")
 
 
 def test_upgrade_sends_offline_turns_to_the_model_once(tmp_path):

@@ -36,13 +36,9 @@ def slow_reply(body: dict) -> dict:
 
 
 def start_fake(tmp_path: Path, fn: str):
-    log = tmp_path / "requests.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/fake_llm.py"), "--port", "0", "--log", str(log),
-         "--default-fn", f"{__file__}:{fn}"], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert line.startswith("READY "), line
-    return proc, line.split()[1], log
+    from fake_llm import start_process
+
+    return start_process(tmp_path / "requests.jsonl", f"{__file__}:{fn}")
 
 
 @pytest.fixture

@@ -1,4 +1,7 @@
-"""Error types. Each carries the exit code the CLI turns it into. Imports nothing from memvault."""
+"""Error types. Each carries the exit code the CLI turns it into. Imports nothing from memvault.
+
+A subclass names its code in its header: `class NoMatch(MemvaultError, code=1)`.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +11,34 @@ class MemvaultError(Exception):
 
     exit_code = 70
 
+    def __init_subclass__(cls, code: int | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.exit_code = code
+
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
 
 
-class NoMatch(MemvaultError):
-    exit_code = 1
+class NoMatch(MemvaultError, code=1):
+    """Nothing matched (exit 1, like grep)."""
 
 
-class UsageError(MemvaultError):
-    exit_code = 2
+class UsageError(MemvaultError, code=2):
+    """A command line or setting that cannot work."""
 
 
-class VaultMissing(MemvaultError):
-    exit_code = 3
+class InputError(MemvaultError, code=2):
+    """Bad input data (a chat log we could not read at all)."""
 
 
-class VaultFormatError(MemvaultError):
+class VaultMissing(MemvaultError, code=3):
+    """No vault where one was looked for."""
+
+
+class VaultFormatError(MemvaultError, code=3):
     """A vault file that does not parse. Never includes the offending text (it may hold a secret)."""
-
-    exit_code = 3
 
     def __init__(self, path: str, line: int | None, reason: str):
         where = f"{path}:{line}" if line else str(path)
@@ -38,19 +48,13 @@ class VaultFormatError(MemvaultError):
         self.reason = reason
 
 
-class InputError(MemvaultError):
-    """Bad input data (a chat log we could not read at all)."""
-
-    exit_code = 2
+class Busy(MemvaultError, code=4):
+    """Another process holds the lock."""
 
 
-class Busy(MemvaultError):
-    exit_code = 4
+class LLMError(MemvaultError, code=5):
+    """The model endpoint failed or answered nonsense."""
 
 
-class LLMError(MemvaultError):
-    exit_code = 5
-
-
-class Interrupted(MemvaultError):
-    exit_code = 130
+class Interrupted(MemvaultError, code=130):
+    """Stopped by a signal (Ctrl-C)."""

@@ -10,7 +10,7 @@ from typing import Any
 from memvault.distill.merge import card_id, find_duplicate, merge_into, same_value, state_conflicts, supersede
 from memvault.distill.merge import union
 from memvault.distill.proposals import Proposal
-from memvault.distill.run import Run, crash_point
+from memvault.distill.run import CARD_COUNTS, Run, crash_point
 from memvault.model import Card, Episode
 from memvault.vault import codec
 from memvault.vault.pages import write_change_set
@@ -25,7 +25,7 @@ def apply(run: Run, batch: list[Episode], related: list[Card], proposals: list[P
     batch_id = "b-" + hashlib.sha256("\n".join([run.summary.run, *ids]).encode()).hexdigest()[:12]
     working: dict[str, Card] = {}  # id -> new version, for every card this batch writes
     before: dict[str, Card | None] = {}  # id -> version before the batch (None = created here)
-    counts = {"created": 0, "updated": 0, "merged": 0, "superseded": 0}
+    counts = dict.fromkeys(CARD_COUNTS, 0)
     taken = set(run.cards)
 
     def current(cid: str) -> Card:
@@ -103,7 +103,7 @@ def apply(run: Run, batch: list[Episode], related: list[Card], proposals: list[P
         return
     commit(run, batch_id, at, ids, working, before, usage, counts)
     for key, n in counts.items():
-        setattr(s, key, getattr(s, key) + n)
+        s.cards[key] += n
     s.batches += 1
     s.episodes_distilled += len(batch)
     if not working:

@@ -14,6 +14,7 @@ from memvault.vault.pages import EntityTable
 from memvault.vault.store import Vault
 
 FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
+CARD_COUNTS = ("created", "updated", "merged", "superseded")
 
 
 def crash_point(name: str) -> None:
@@ -30,20 +31,15 @@ class Summary:
 
     run: str = ""
     dry_run: bool = False
-    # episodes waiting before and after the run
-    pending_before: int = 0
-    pending_after: int = 0
-    # batches committed, model calls and tokens
-    batches: int = 0
-    calls: int = 0
+    pending_before: int = 0  # episodes waiting before the run
+    pending_after: int = 0  # ... and after it
+    batches: int = 0  # batches committed
+    calls: int = 0  # model calls, with their tokens:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     episodes_distilled: int = 0
-    # cards written by the batches; `empty` counts batches that wrote none
-    created: int = 0
-    updated: int = 0
-    merged: int = 0
-    superseded: int = 0
+    # cards the batches wrote, by what happened to them (CARD_COUNTS); `empty` counts batches that wrote none
+    cards: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CARD_COUNTS, 0))
     empty: int = 0
     failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
     errors: list[str] = field(default_factory=list)
@@ -53,6 +49,12 @@ class Summary:
     rolled_back: int = 0  # batches undone because a history edit revoked episodes they consumed
     rollback_fallback: list[str] = field(default_factory=list)  # of those, batches re-distilled without undo
     would_write: list[dict[str, Any]] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> int:
+        """`summary.created` and the other CARD_COUNTS read as attributes too."""
+        if name in CARD_COUNTS:
+            return self.cards[name]
+        raise AttributeError(name)
 
     @property
     def failed(self) -> bool:
@@ -64,8 +66,7 @@ class Summary:
             "pending_after": self.pending_after, "batches": self.batches, "calls": self.calls,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "episodes_distilled": self.episodes_distilled,
-            "cards": {"created": self.created, "updated": self.updated, "merged": self.merged,
-                      "superseded": self.superseded},
+            "cards": dict(self.cards),
             "empty": self.empty, "failures": dict(self.failures), "errors": list(self.errors),
             "stopped": self.stopped, "recovered": self.recovered, "rolled_back": self.rolled_back,
             "rollback_fallback": list(self.rollback_fallback),

@@ -113,11 +113,13 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None) -> 
                        + (f" ({card['status']})" if card["status"] != "active" else ""))
         typer.echo(f"dry run: nothing written; {summary.pending_after} episodes pending")
     elif summary.engine == "offline":  # said even under cron, so a log shows which engine ran
-        typer.echo(f"engine offline: {summary.created} cards from {summary.episodes_distilled} episodes "
-                   f"({summary.merged} merged, {summary.superseded} superseded; {summary.pending_after} pending)")
+        n = summary.cards
+        typer.echo(f"engine offline: {n['created']} cards from {summary.episodes_distilled} episodes "
+                   f"({n['merged']} merged, {n['superseded']} superseded; {summary.pending_after} pending)")
     elif sys.stdout.isatty():
-        typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {summary.created} "
-                   f"cards created, {summary.merged} merged, {summary.updated} updated, {summary.superseded} "
+        n = summary.cards
+        typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {n['created']} "
+                   f"cards created, {n['merged']} merged, {n['updated']} updated, {n['superseded']} "
                    f"superseded; {summary.pending_after} pending; {summary.calls} calls, "
                    f"{summary.prompt_tokens}+{summary.completion_tokens} tokens")
     if summary.stopped == "max_calls" and not as_json:

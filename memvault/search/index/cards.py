@@ -12,6 +12,19 @@ from memvault.search.index import schema
 from memvault.search.index.report import RefreshReport
 
 BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
+WINDOW = 8192  # cards a bulk build's workers may have prepared ahead of the writer
+
+
+@contextlib.contextmanager
+def _closing(stop, slots):
+    """On the way out of a bulk build (an error included), free a feed that waits for a slot, before the pool
+    joins the thread that runs it."""
+    try:
+        yield
+    finally:
+        stop.set()
+        for _ in range(WINDOW):
+            slots.release()
 
 
 class CardsMixin:
@@ -92,14 +105,28 @@ class CardsMixin:
             return
         import gc
         import multiprocessing
+        import threading
 
         from memvault.search.index.prepare import prepare_star
 
         # A bulk write touches B-tree pages all over the tables and indexes: with SQLite's 2 MB default cache
         # most inserts miss it. 64 MB for the length of this connection only.
         self.db.execute("PRAGMA cache_size = -65536")
-        jobs = [(str(self.root), path, self.mode) for path, _m, _o in todo]
         workers = max(1, min(4, (os.cpu_count() or 1)))
+        # Pool.imap reads its whole input at once and keeps every result the writer has not taken yet: at 1M
+        # cards the workers outrun the writer and the backlog held most of the build's memory. The feed waits
+        # for a free slot, so at most WINDOW prepared cards are in flight.
+        slots = threading.Semaphore(WINDOW)
+        stop = threading.Event()
+        root = str(self.root)
+
+        def feed():
+            for path, _m, _o in todo:
+                slots.acquire()
+                if stop.is_set():
+                    return
+                yield (root, path, self.mode)
+
         top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
         if top == 0:
             # An empty index (first build, reindex): secondary indexes are cheaper built once at the end.
@@ -116,8 +143,9 @@ class CardsMixin:
         sums = [0, 0, 0, 0, 0]
         rowid = top
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, jobs, chunksize=256)):
+            with multiprocessing.get_context("fork").Pool(workers) as pool, _closing(stop, slots):
+                for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=256)):
+                    slots.release()
                     if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
                         self._apply(path, month, old, prepared, report)  # updates, deletions, problems
                         continue

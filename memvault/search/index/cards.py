@@ -116,7 +116,10 @@ class CardsMixin:
         # Pool.imap reads its whole input at once and keeps every result the writer has not taken yet: at 1M
         # cards the workers outrun the writer and the backlog held most of the build's memory. The feed waits
         # for a free slot, so at most WINDOW prepared cards are in flight.
+        # A chunk is sent only when full: several must fit in the window, or the feed waits for results that
+        # wait for the chunk it is filling.
         slots = threading.Semaphore(WINDOW)
+        chunk = max(1, min(256, WINDOW // (2 * workers + 2)))
         stop = threading.Event()
         root = str(self.root)
 
@@ -144,7 +147,7 @@ class CardsMixin:
         rowid = top
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool, _closing(stop, slots):
-                for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=256)):
+                for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=chunk)):
                     slots.release()
                     if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
                         self._apply(path, month, old, prepared, report)  # updates, deletions, problems

@@ -133,3 +133,28 @@ def test_an_endpoint_error_falls_back_with_a_warning_that_never_quotes_the_reply
     assert "HTTP 500" in result.stderr and "internal secret detail" not in result.stderr
     [card] = [c for c in cards(vault).values() if c.kind == "synopsis"]
     assert card.source == {"kind": "consolidate", "cards": 4}
+
+
+def test_distill_auto_sums_up_due_projects_with_nothing_to_distil_but_not_in_quiet_hours(run, vault, monkeypatch):
+    import time
+
+    seed(vault)  # shop: 4 active cards (+1 superseded), novel: 2; no endpoint, so the offline engine
+    (vault / "memvault.yaml").write_text((vault / "memvault.yaml").read_text().replace(
+        'quiet_hours: ""', 'quiet_hours: "23:00-07:00"').replace("every_cards: 50 ", "every_cards: 3  "))
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        night = run.json("distill", "--auto", env={"MEMVAULT_NOW": "2026-11-03T03:00:00Z"})
+        assert night["ran"] is False and night["upkeep"]["consolidate"] is None
+        assert [(s["project"], s["run"]) for s in night["upkeep"]["synopsis"]] == [("novel", False), ("shop", True)]
+        assert not list(vault.glob("journal/*.jsonl"))
+        day = run.json("distill", "--auto", env={"MEMVAULT_NOW": "2026-11-03T12:00:00Z"})
+        assert day["auto"]["reason"] == "no episodes waiting" and day["upkeep"]["consolidate"]["engine"] == "offline"
+        assert [w["project"] for w in day["upkeep"]["consolidate"]["written"]] == ["shop"]
+        assert day["upkeep"]["reflect"] is None  # reflection is LLM only
+        assert [r["type"] for r in journal(vault)] == ["consolidate"]
+        text = run("distill", "--auto", env={"MEMVAULT_NOW": "2026-11-11T12:00:00Z"})  # 8 days: novel is due
+        assert "synopsis of novel: c-20261111-" in text.stdout and "(offline, 2 lines)" in text.stdout
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -76,7 +76,8 @@ def distill_cmd(
         for warning in decision.warnings:
             err(f"warning: {warning}")
         if explain or not decision.run:
-            upkeep = _upkeep(vault, now, project, explain=explain or dry_run, as_json=as_json)
+            # quiet_hours and min_gap_minutes hold the synopsis too; "nothing to distil" does not.
+            upkeep = _upkeep(vault, now, project, explain=explain or dry_run or decision.held, as_json=as_json)
             if as_json:
                 print_json({"auto": decision.to_json(), "ran": False, "upkeep": upkeep})
             elif explain:

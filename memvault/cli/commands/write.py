@@ -111,7 +111,15 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
     """--auto: the synopsis rule of each project, and the consolidate/reflect it runs (one line each written)."""
     from memvault.distill.upkeep import auto_upkeep
 
-    upkeep = auto_upkeep(vault, os.environ, now=now, project=project, explain=explain)
+    from memvault.errors import Busy
+
+    try:
+        upkeep = auto_upkeep(vault, os.environ, now=now, project=project, explain=explain)
+    except Busy as exc:
+        # Trigger: another card change took the lock between the distill and this. Outcome: the distill's own
+        # report still prints; the synopsis waits for the next run (its rule still holds then).
+        err(f"warning: synopsis not written now: {exc.message}")
+        return {"synopsis": [], "consolidate": None, "reflect": None, "busy": True}
     for part in ("consolidate", "reflect"):
         for warning in (upkeep[part] or {}).get("warnings", []):
             err(f"warning: {warning}")

@@ -161,3 +161,21 @@ def test_distill_auto_writes_the_synopsis_and_reflections_when_the_rule_says_so(
     assert tree(vault) == before and len(requests(log)) == asked
     text_run = memvault(vault, url, "distill", "--auto", "--explain")
     assert "synopsis of demo: would not run: no new cards since the last synopsis" in text_run.stdout
+
+
+def test_distill_auto_with_the_lock_held_warns_and_leaves_the_synopsis_for_the_next_run(tmp_path, fake):
+    url, log = fake
+    vault = make_vault(tmp_path / "v")  # cards, no episodes: distill has nothing to do, the synopsis is due
+    config = (vault / "memvault.yaml").read_text().replace("every_cards: 50 ", "every_cards: 2  ")
+    (vault / "memvault.yaml").write_text(config)
+    holder = hold_lock(vault)
+    try:
+        busy = memvault(vault, url, "distill", "--auto", "--json")
+        assert busy.returncode == 0 and "synopsis not written now" in busy.stderr, busy.stderr
+        assert json.loads(busy.stdout)["upkeep"]["busy"] is True and requests(log) == []
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    done = json.loads(memvault(vault, url, "distill", "--auto", "--json").stdout)
+    assert [w["project"] for w in done["upkeep"]["consolidate"]["written"]] == ["novel", "shop"]
+    assert len(done["upkeep"]["reflect"]["written"]) == 2

@@ -123,7 +123,7 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
     for part in ("consolidate", "reflect"):
         for warning in (upkeep[part] or {}).get("warnings", []):
             err(f"warning: {warning}")
-    if upkeep["consolidate"] and upkeep["consolidate"]["written"]:
+    if any((upkeep[part] or {}).get("written") for part in ("consolidate", "reflect")):
         redraw_graph(vault)
     if not as_json:  # said even under cron, like the offline engine's line: a log shows what changed
         for item in (upkeep["consolidate"] or {}).get("written", []):

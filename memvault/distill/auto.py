@@ -22,6 +22,7 @@ class Decision:
     run: bool
     reason: str
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    held: bool = False  # min_gap_minutes or quiet_hours said no: nothing else --auto does runs now either
 
     def to_json(self) -> dict[str, Any]:
         return {"run": self.run, "reason": self.reason, "warnings": list(self.warnings)}
@@ -78,14 +79,14 @@ def decide(
     if attempt is not None and gap > 0:
         since = (now - attempt).total_seconds() / 60
         if 0 <= since < gap:
-            return Decision(False, f"last attempt {since:.0f} min ago, min_gap_minutes is {gap:g}")
+            return Decision(False, f"last attempt {since:.0f} min ago, min_gap_minutes is {gap:g}", held=True)
     try:
         window = parse_quiet_hours(str(rules.get("quiet_hours") or ""))
     except ValueError as exc:
         warnings.append(f"auto.{exc}; ignored")
         window = None
     if window is not None and in_quiet_hours(local_minute, window):
-        return Decision(False, f"inside quiet_hours {rules.get('quiet_hours')}", tuple(warnings))
+        return Decision(False, f"inside quiet_hours {rules.get('quiet_hours')}", tuple(warnings), held=True)
     if pending <= 0:
         return Decision(False, "no episodes waiting", tuple(warnings))
     need = int(rules.get("min_episodes") or 0)

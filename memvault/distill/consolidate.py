@@ -6,16 +6,21 @@ Under the distill lock, as one change set per run (vault.pages.write_change_set:
 the project's previous one there, by the rule in memvault.vault.synopsis; one `consolidate` journal line; a
 kill -9 is undone by the next card change). A project whose synopsis would say exactly what its latest active
 synopsis says is skipped, so a rerun with no new cards is a no-op.
+
+With the LLM engine (`--engine`, else distill.engine) the model writes the lines (distill/synopsis_llm.py); a
+project whose latest synopsis the model wrote from the same cards (`source.basis`) is skipped without a call,
+and an unusable answer falls back to the offline synopsis of that project, with a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memvault.distill import synopsis_llm
 from memvault.distill.merge import card_id
 from memvault.distill.run import crash_point
 from memvault.model import Card
@@ -41,10 +46,14 @@ class ConsolidateResult:
     written: list[dict[str, Any]] = field(default_factory=list)  # {"project", "id", "superseded", "lines"}
     unchanged: list[str] = field(default_factory=list)  # projects whose synopsis already says this
     change: str = ""
+    engine: str = "offline"  # offline | llm (--engine, else distill.engine)
+    warnings: list[str] = field(default_factory=list)  # a project whose model answer fell back to offline
+    usage: dict[str, int] | None = None  # model calls and tokens (llm engine)
 
     def to_json(self) -> dict[str, Any]:
-        return {"dry_run": self.dry_run, "written": self.written, "unchanged": self.unchanged,
-                "change": self.change or None}
+        return {"dry_run": self.dry_run, "engine": self.engine, "written": self.written,
+                "unchanged": self.unchanged, "change": self.change or None, "warnings": self.warnings,
+                "usage": self.usage}
 
 
 def _day(card: Card) -> str:
@@ -84,24 +93,38 @@ def synopsis_text(project: str, cards: Iterable[Card], day: str) -> tuple[str, s
     return TITLE[lang].format(project=project, day=day), "\n\n".join(parts), count
 
 
-def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = None,
-                dry_run: bool = False) -> ConsolidateResult:
-    """Write the synopsis of every project (or of `project`) whose cards changed since its latest synopsis."""
-    result = ConsolidateResult(dry_run=dry_run)
+def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = None, dry_run: bool = False,
+                engine: str = "offline", env: Mapping[str, str] | None = None) -> ConsolidateResult:
+    """Write the synopsis of every project (or of `project`) whose cards changed since its latest synopsis.
+    `engine` is "offline" or "llm" (engine.resolve); a dry run with the LLM asks the model but writes nothing."""
+    result = ConsolidateResult(dry_run=dry_run, engine=engine)
+    asker = synopsis_llm.Asker(vault, env or {}) if engine == "llm" else None
+    try:
+        return _consolidate(vault, now, project, dry_run, result, asker)
+    finally:
+        if asker is not None:
+            asker.close()
+            result.usage = dict(asker.usage)
+
+
+def _consolidate(vault: Vault, now: Callable[[], str], project: str | None, dry_run: bool,
+                 result: ConsolidateResult, asker: synopsis_llm.Asker | None) -> ConsolidateResult:
     if dry_run:
-        _plan(vault, vault.cards(problems=[]), now(), project, result)
+        _plan(vault, vault.cards(problems=[]), now(), project, result, asker)
         return result
     with vault.exclusive("distill", LOCK_WHAT):
         recover(vault)
         cards = vault.cards(problems=[])
         at = now()
-        fresh = _plan(vault, cards, at, project, result)
+        fresh = _plan(vault, cards, at, project, result, asker)
         if not fresh:
             return result
         all_cards = {c.id: c for c in cards}
         change = "s-" + hashlib.sha256("\x1f".join([at, *sorted(fresh)]).encode()).hexdigest()[:12]
         record = {"v": 1, "type": "consolidate", "at": at, "change": change, "created": sorted(fresh),
                   "projects": sorted(c.project or "" for c in fresh.values())}
+        if asker is not None:
+            record.update({"engine": "llm", "model": asker.model, "usage": dict(asker.usage)})
         written = write_change_set(vault, all_cards, fresh, {cid: None for cid in fresh}, EntityTable.load(vault).names,
                                    record, hook=lambda name: crash_point(f"consolidate:{name}"))
         for item in result.written:
@@ -111,28 +134,59 @@ def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = N
 
 
 def _plan(vault: Vault, cards: Sequence[Card], at: str, project: str | None,
-          result: ConsolidateResult) -> dict[str, Card]:
+          result: ConsolidateResult, asker: synopsis_llm.Asker | None = None) -> dict[str, Card]:
     """The new synopsis cards by id (filling `result`), skipping projects whose latest synopsis says the same."""
     from memvault.vault.synopsis import latest_key
 
     projects = sorted({c.project for c in cards if c.project and (project is None or c.project == project)})
     taken = {c.id for c in cards}
     fresh: dict[str, Card] = {}
+    budget = int(vault.config.section("synopsis").get("max_input_tokens") or 6000)
     for name in projects:
-        made = synopsis_text(name, cards, at[:10])
-        if made is None:
-            continue
-        title, body, count = made
         current = [c for c in cards if c.kind == KIND and c.status == "active" and c.project == name]
         latest = max(current, key=lambda c: (latest_key(c), c.id), default=None)
+        by_model = _by_model(asker, name, cards, at, latest, budget, result) if asker is not None else None
+        if by_model == "unchanged":
+            result.unchanged.append(name)
+            continue
+        made = by_model or synopsis_text(name, cards, at[:10])
+        if made is None:
+            continue
+        title, body, count = made[:3]
         if latest is not None and latest.body.strip() == body.strip():
             result.unchanged.append(name)
             continue
+        source = made[3] if by_model else {"kind": "consolidate", "cards": count}
         seed = f"consolidate\x1f{name}\x1f{hashlib.sha256(body.encode()).hexdigest()}"
         cid = card_id(at, seed, taken)
         taken.add(cid)
         fresh[cid] = Card(id=cid, kind=KIND, title=title, body=body, project=name, created=at, valid_from=at[:10],
-                          confidence="inferred", source={"kind": "consolidate", "cards": count})
+                          confidence="inferred", source=source)
         result.written.append({"project": name, "id": cid, "superseded": [latest.id] if latest else [],
-                               "lines": count})
+                               "lines": count, "engine": "llm" if by_model else "offline"})
     return fresh
+
+
+def _by_model(asker: synopsis_llm.Asker, name: str, cards: Sequence[Card], at: str, latest: Card | None,
+              budget: int, result: ConsolidateResult) -> tuple[str, str, int, dict[str, Any]] | str | None:
+    """(title, body, lines, source) of the model's synopsis of `name`; "unchanged" when the latest synopsis
+    was written by a model from the same cards (no call); None to write the offline one (a warning says why)."""
+    mine = [c for c in cards
+            if c.status == "active" and (c.project or "") == name and c.kind not in (KIND, "reflection")]
+    if not mine:
+        return None
+    shown = synopsis_llm.select(mine, budget, by_priority=True)
+    basis = synopsis_llm.basis(shown, asker.model, KIND)
+    if latest is not None and latest.source.get("basis") == basis:
+        return "unchanged"
+    lang = synopsis_llm.language(mine)
+    try:
+        body, lines, used = synopsis_llm.write(asker, name, shown, lang, HEADINGS[lang])
+    except synopsis_llm.Fallback as exc:
+        # Trigger: endpoint error, cut-off or hostile answer. Why: a synopsis is pinned in every pack, a
+        # half-trusted one is worse than none. Outcome: the offline synopsis of this project, and a warning.
+        result.warnings.append(f"project {name}: the model's synopsis was not usable ({exc.reason}); "
+                               "wrote the offline synopsis instead")
+        return None
+    source = {"kind": "consolidate", "engine": "llm", "model": asker.model, "cards": used, "basis": basis}
+    return TITLE[lang].format(project=name, day=at[:10]), body, lines, source

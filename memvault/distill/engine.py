@@ -12,11 +12,13 @@ from memvault.vault.config import Config
 ENGINES = ("auto", "llm", "offline")
 
 
-def resolve(config: Config) -> str:
-    """"llm" or "offline". Raises UsageError for an unknown engine or `llm` with no endpoint."""
-    engine = str(config.section("distill").get("engine") or "auto").strip().lower()
+def resolve(config: Config, override: str | None = None) -> str:
+    """"llm" or "offline". Raises UsageError for an unknown engine or `llm` with no endpoint. `override` is a
+    command's --engine option, which wins over distill.engine."""
+    engine = str(override or config.section("distill").get("engine") or "auto").strip().lower()
     if engine not in ENGINES:
-        raise UsageError(f"memvault.yaml: distill.engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        where = "--engine" if override else "memvault.yaml: distill.engine"
+        raise UsageError(f"{where} must be one of {', '.join(ENGINES)}, not {engine!r}")
     endpoint = str(config.llm.get("base_url") or "").strip()
     if engine == "auto":
         return "llm" if endpoint else "offline"

@@ -71,6 +71,13 @@ DEFAULTS: dict[str, Any] = {
         "quiet_hours": "",
         "upgrade": False,
     },
+    "synopsis": {
+        "every_cards": 50,
+        "every_days": 7,
+        "reflect": True,
+        "max_reflections": 3,
+        "max_input_tokens": 6000,
+    },
     "kinds": {
         "decision": {"pinned": False},
         "fact": {"pinned": False},

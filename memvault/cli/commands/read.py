@@ -81,6 +81,8 @@ def show(
             typer.echo("sources:")
             for line in _source_lines(data["source_episodes"]):
                 typer.echo(line)
+        elif isinstance((data.get("source") or {}).get("cards"), list):  # a reflection: the cards it rests on
+            typer.echo(f"rests on: {', '.join(str(c) for c in data['source']['cards'])}")
         else:
             typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
         for step in data["chain"]:

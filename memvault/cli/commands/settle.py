@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memvault.cli.common import guard, open_vault, print_json, clean, now_fn, sub_app
+from memvault.cli.common import err, guard, open_vault, print_json, clean, now_fn, sub_app
 
 app = sub_app()
 
@@ -71,26 +71,39 @@ def resolve(
 def consolidate(
     project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which synopses would be written; write "
-                                          "nothing.")] = False,
+                                          "nothing (the LLM engine still asks the model).")] = False,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="offline | llm | auto (default "
+                                                  "distill.engine): who writes the lines.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
 ) -> None:
-    """Write one `synopsis` card per project, "where things stand", built offline from its active cards (latest
-    decisions, current state, open threads, rules, each line citing its card id). It supersedes the project's
-    previous synopsis; a project whose synopsis would not change is skipped, so a rerun is a no-op. Under the
-    distill lock (exit 4 while a distill or another card change runs).
+    """Write one `synopsis` card per project, "where things stand": its current decisions, state, open threads
+    and rules, each line citing its card ids. Offline it is built deterministically from the active cards; with
+    an LLM (engine llm, or auto with llm.base_url set) the model writes the lines from the newest and most
+    important cards, every cited id is checked, and an unusable answer falls back to the offline synopsis with
+    a warning. It supersedes the project's previous synopsis; a project whose cards did not change is skipped,
+    so a rerun is a no-op. Under the distill lock (exit 4 while a distill or another card change runs).
 
     Example: memvault consolidate --project shop --dry-run
+    Example: memvault consolidate --engine llm --json | jq '.written[] | [.project, .engine, .lines]'
     """
+    import os
+
+    from memvault.distill import engine as engines
     from memvault.distill.consolidate import consolidate as svc_consolidate
 
-    result = svc_consolidate(open_vault(), now=now_fn(), project=project, dry_run=dry_run)
+    vault = open_vault()
+    chosen = engines.resolve(vault.config, engine)
+    result = svc_consolidate(vault, now=now_fn(), project=project, dry_run=dry_run, engine=chosen, env=os.environ)
+    for warning in result.warnings:
+        err(f"warning: {warning}")
     if as_json:
-        print_json(result.to_json())
+        print_json(clean(vault, result.to_json()))
         return
     verb = "would write" if dry_run else "wrote"
     for item in result.written:
         over = f", supersedes {', '.join(item['superseded'])}" if item["superseded"] else ""
-        typer.echo(f"{verb} {item['id']}  synopsis of {item['project']} ({item['lines']} lines{over})")
+        typer.echo(f"{verb} {item['id']}  synopsis of {item['project']} ({item['engine']}, {item['lines']} "
+                   f"lines{over})")
     for name in result.unchanged:
         typer.echo(f"unchanged: {name}")
     if not result.written and not result.unchanged:

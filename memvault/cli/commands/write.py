@@ -55,7 +55,9 @@ def distill_cmd(
     nothing worth keeping; exit 5 when any batch failed (llm_error, truncated, invalid_output): those
     episodes stay pending for the next run. Silent on success unless stdout is a terminal or --json.
 
-    For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (see the README).
+    For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (see the README), then writes
+    the synopsis (consolidate) and, with an LLM, the reflections (reflect) of every project whose synopsis:
+    rule says so (every_cards new cards or every_days days).
 
     Example: memvault distill --max-calls 20 --json | jq .cards
     """
@@ -74,10 +76,15 @@ def distill_cmd(
         for warning in decision.warnings:
             err(f"warning: {warning}")
         if explain or not decision.run:
+            # quiet_hours and min_gap_minutes hold the synopsis too; "nothing to distil" does not.
+            upkeep = _upkeep(vault, now, project, explain=explain or dry_run or decision.held, as_json=as_json)
             if as_json:
-                print_json({"auto": decision.to_json(), "ran": False})
+                print_json({"auto": decision.to_json(), "ran": False, "upkeep": upkeep})
             elif explain:
                 typer.echo(f"{'would run' if decision.run else 'would not run'}: {decision.reason}")
+                for item in upkeep["synopsis"]:
+                    typer.echo(f"synopsis of {item['project']}: {'would run' if item['run'] else 'would not run'}: "
+                               f"{item['reason']}")
             return
     summaries = []
     for upgrading in [upgrade, True] if auto_upgrade else [upgrade]:
@@ -87,14 +94,46 @@ def distill_cmd(
         summaries.append(summary)
         if not dry_run:
             redraw_graph(vault)
-        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls)
         if summary.failed or dry_run:
             break
-    if any(s.failed for s in summaries):
+    failed = any(s.failed for s in summaries)
+    # After a failed distill the endpoint is likely down: the synopsis waits for the next run.
+    upkeep = _upkeep(vault, now, project, explain=dry_run, as_json=as_json) if auto and not failed else None
+    for i, summary in enumerate(summaries):
+        last = i == len(summaries) - 1
+        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls,
+                extra={"upkeep": upkeep} if upkeep is not None and last else None)
+    if failed:
         raise typer.Exit(5)
 
 
-def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None) -> None:
+def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) -> dict[str, Any]:
+    """--auto: the synopsis rule of each project, and the consolidate/reflect it runs (one line each written)."""
+    from memvault.distill.upkeep import auto_upkeep
+
+    from memvault.errors import Busy
+
+    try:
+        upkeep = auto_upkeep(vault, os.environ, now=now, project=project, explain=explain)
+    except Busy as exc:
+        # Trigger: another card change took the lock between the distill and this. Outcome: the distill's own
+        # report still prints; the synopsis waits for the next run (its rule still holds then).
+        err(f"warning: synopsis not written now: {exc.message}")
+        return {"synopsis": [], "consolidate": None, "reflect": None, "busy": True}
+    for part in ("consolidate", "reflect"):
+        for warning in (upkeep[part] or {}).get("warnings", []):
+            err(f"warning: {warning}")
+    if any((upkeep[part] or {}).get("written") for part in ("consolidate", "reflect")):
+        redraw_graph(vault)
+    if not as_json:  # said even under cron, like the offline engine's line: a log shows what changed
+        for item in (upkeep["consolidate"] or {}).get("written", []):
+            typer.echo(f"synopsis of {item['project']}: {item['id']} ({item['engine']}, {item['lines']} lines)")
+        for item in (upkeep["reflect"] or {}).get("written", []):
+            typer.echo(f"reflection in {item['project']}: {item['id']} (rests on {len(item['cards'])} cards)")
+    return upkeep
+
+
+def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, extra: dict | None = None) -> None:
     """A distill run's summary: JSON, the dry-run cards, or one line (the offline line even under cron)."""
     if summary.recovered:
         err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
@@ -106,7 +145,7 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None) -> 
     for message in summary.errors:
         err(message)
     if as_json:
-        print_json(summary.to_json())
+        print_json({**summary.to_json(), **(extra or {})})
     elif dry_run:
         for card in summary.would_write:
             typer.echo(f"{card['action']:6s} {card['id']}  {card['kind']} · {card['title']}"

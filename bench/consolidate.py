@@ -16,7 +16,10 @@ quarters are older than 90 days. Then it measures, with the clock pinned at NOW:
     folds (it lists them, and `show` gives each one's full text); any other hit counts as itself.
 (c) seconds of one full `consolidate` over the 20k-card vault, in-process (best of --repeat fresh copies; the
     machine is shared, so timings are noisy).
-Columns: `none` (the vault as generated), `consolidate` (what `memvault consolidate` does by default).
+    Also reported (added with the folding, so not frozen before it): the median of ON-TOPIC facts, facts whose
+    card title holds the query's topic word (a fold lists all the entity's cards of one kind, on topic or not).
+Columns: `none` (the vault as generated), `no-fold` (`memvault consolidate --no-fold`: the synopsis only),
+`consolidate` (what `memvault consolidate` does by default: fold, then the synopsis).
 Targets (issue 14): median distinct facts >= +30 %, own eval R@5 not lower, consolidate <= 30 s.
 The generator, the queries and the fact count were committed before the folding existed.
 """
@@ -115,34 +118,41 @@ def build(root: Path, n: int, seed: int = 14) -> list[tuple[str, str]]:
     return queries
 
 
-def facts_in(vault, pack_text: str, containers: set[str], known: set[str]) -> int:
+def facts_in(vault, pack_text: str, containers: set[str], known) -> set[str]:
     """Distinct fact cards whose id is in the pack text (module docstring)."""
-    return len({cid for cid in ID.findall(pack_text) if cid in known and cid not in containers})
+    return {cid for cid in ID.findall(pack_text) if cid in known and cid not in containers}
 
 
-def containers_of(vault) -> tuple[set[str], set[str]]:
-    """(ids of synopsis and folded cards, ids of every card)."""
+def containers_of(vault) -> tuple[set[str], dict[str, str]]:
+    """(ids of synopsis and folded cards, title of every card by id)."""
     cards = vault.cards(problems=[])
     boxes = {c.id for c in cards if c.kind == "synopsis" or c.source.get("kind") == "fold"}
-    return boxes, {c.id for c in cards}
+    return boxes, {c.id: c.title for c in cards}
 
 
-def pack_facts(root: Path, queries: list[tuple[str, str]]) -> list[int]:
+def topic_of(query: str) -> str:
+    return next(t for t in [*TOPICS_EN, *TOPICS_ZH] if query.endswith(t))
+
+
+def pack_facts(root: Path, queries: list[tuple[str, str]]) -> tuple[list[int], list[int]]:
     from memvault.errors import NoMatch
     from memvault.vault.store import Vault
     from memvault.views.context import build_context
 
     vault = Vault.open(root, {"MEMVAULT_NOW": NOW})
     boxes, known = containers_of(vault)
-    out = []
+    out, on_topic = [], []
     for project, query in queries:
         try:
             pack = build_context(vault, query, budget=2000, project=project)
         except NoMatch:
             out.append(0)
+            on_topic.append(0)
             continue
-        out.append(facts_in(vault, pack.pack, boxes, known))
-    return out
+        facts = facts_in(vault, pack.pack, boxes, known)
+        out.append(len(facts))
+        on_topic.append(sum(topic_of(query) in known[cid] for cid in facts))
+    return out, on_topic
 
 
 def run_consolidate(root: Path, **kw) -> float:
@@ -202,27 +212,37 @@ def main() -> int:
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
         queries = build(gen_root, args.cards)
-        columns = {"none": {}, "consolidate": {}}
         out = {"cards": args.cards, "queries": len(queries), "now": NOW}
-        facts = {"none": pack_facts(gen_root, queries)}
+        names = ("none", "no-fold", "consolidate")
+        columns: dict[str, dict] = {}
+        facts, on_topic = {}, {}
+        facts["none"], on_topic["none"] = pack_facts(gen_root, queries)
+        nofold = base / "no-fold"
+        shutil.copytree(gen_root, nofold)
+        secs_nofold = run_consolidate(nofold, fold=False)
+        facts["no-fold"], on_topic["no-fold"] = pack_facts(nofold, queries)
         secs = []
         for i in range(max(1, args.repeat)):
             dest = base / f"consolidate-{i}"
             shutil.copytree(gen_root, dest)
             secs.append(run_consolidate(dest))
-        facts["consolidate"] = pack_facts(base / "consolidate-0", queries)
-        for name in columns:
+        facts["consolidate"], on_topic["consolidate"] = pack_facts(base / "consolidate-0", queries)
+        rerun = run_consolidate(base / "consolidate-0")
+        for name in names:
             columns[name] = {"median_facts": statistics.median(facts[name]),
-                             "mean_facts": round(statistics.mean(facts[name]), 1)}
+                             "mean_facts": round(statistics.mean(facts[name]), 1),
+                             "median_on_topic": statistics.median(on_topic[name])}
+        columns["no-fold"]["seconds"] = round(secs_nofold, 2)
         columns["consolidate"]["seconds"] = round(min(secs), 2)
-        for name in columns:
+        columns["consolidate"]["rerun_seconds"] = round(rerun, 2)
+        for name in names:
             fx = base / f"fixture-{name}"
             shutil.copytree(ROOT / "eval" / "fixture", fx)
             if name != "none":
-                run_consolidate(fx)
+                run_consolidate(fx, fold=name == "consolidate")
             columns[name]["eval"] = eval_r5(fx)
         gain = columns["consolidate"]["median_facts"] / max(1, columns["none"]["median_facts"]) - 1
-        out.update(columns=columns, median_gain=round(gain, 3), per_query={k: v for k, v in facts.items()})
+        out.update(columns=columns, median_gain=round(gain, 3), per_query=facts)
         print(json.dumps(out, ensure_ascii=False, indent=2))
     finally:
         if not args.keep:

@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("read", "A token-budgeted memory pack for a prompt."),
     "conflicts": ("settle", "Active cards that cannot both be true."),
     "resolve": ("settle", "Settle a conflict: card A supersedes card B."),
-    "consolidate": ("settle", "Write an offline synopsis card per project."),
+    "consolidate": ("settle", "Fold old small cards; write a synopsis card per project."),
     "export": ("upkeep", "Write a portable JSON bundle of cards and entities."),
     "import": ("upkeep", "Add the cards and entity pages of a bundle."),
     "mcp": ("agent", "Serve the vault to agents over MCP (stdio or --http PORT)."),

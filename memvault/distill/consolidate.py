@@ -6,6 +6,10 @@ Under the distill lock, as one change set per run (vault.pages.write_change_set:
 the project's previous one there, by the rule in memvault.vault.synopsis; one `consolidate` journal line; a
 kill -9 is undone by the next card change). A project whose synopsis would say exactly what its latest active
 synopsis says is skipped, so a rerun with no new cards is a no-op.
+
+First, in the same change set, old small cards fold (memvault.distill.fold: the rule, the folded card); the
+synopsis is then built from the cards as they are after the fold. `fold=False` (--no-fold, or
+`consolidate.fold: false`) skips the fold, `synopsis=False` (--fold-only) the synopsis.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memvault.distill import fold as folding
 from memvault.distill.merge import card_id
 from memvault.distill.run import crash_point
 from memvault.model import Card
@@ -41,10 +46,11 @@ class ConsolidateResult:
     written: list[dict[str, Any]] = field(default_factory=list)  # {"project", "id", "superseded", "lines"}
     unchanged: list[str] = field(default_factory=list)  # projects whose synopsis already says this
     change: str = ""
+    folded: list[dict[str, Any]] = field(default_factory=list)  # FoldPlan.summary(): the folded cards
 
     def to_json(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "written": self.written, "unchanged": self.unchanged,
-                "change": self.change or None}
+                "folded": self.folded, "change": self.change or None}
 
 
 def _day(card: Card) -> str:
@@ -85,29 +91,53 @@ def synopsis_text(project: str, cards: Iterable[Card], day: str) -> tuple[str, s
 
 
 def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = None,
-                dry_run: bool = False) -> ConsolidateResult:
-    """Write the synopsis of every project (or of `project`) whose cards changed since its latest synopsis."""
+                dry_run: bool = False, fold: bool | None = None, synopsis: bool = True) -> ConsolidateResult:
+    """Fold old small cards (unless `fold` is False; None: the `consolidate.fold` setting), then write the
+    synopsis of every project (or of `project`) whose cards changed since its latest synopsis."""
     result = ConsolidateResult(dry_run=dry_run)
+    section = vault.config.section("consolidate")
+    rules = folding.FoldRules.from_config(section)
+    do_fold = bool(section.get("fold", True)) if fold is None else fold
     if dry_run:
-        _plan(vault, vault.cards(problems=[]), now(), project, result)
+        cards = vault.cards(problems=[])
+        at = now()
+        folds = _folds(vault, cards, at, project, rules, do_fold, result)
+        if synopsis:
+            _plan(vault, folding.apply(cards, folds), at, project, result)
         return result
     with vault.exclusive("distill", LOCK_WHAT):
         recover(vault)
         cards = vault.cards(problems=[])
         at = now()
-        fresh = _plan(vault, cards, at, project, result)
-        if not fresh:
+        folds = _folds(vault, cards, at, project, rules, do_fold, result)
+        fresh = _plan(vault, folding.apply(cards, folds), at, project, result) if synopsis else {}
+        if not fresh and not folds.folds:
             return result
         all_cards = {c.id: c for c in cards}
-        change = "s-" + hashlib.sha256("\x1f".join([at, *sorted(fresh)]).encode()).hexdigest()[:12]
-        record = {"v": 1, "type": "consolidate", "at": at, "change": change, "created": sorted(fresh),
-                  "projects": sorted(c.project or "" for c in fresh.values())}
-        written = write_change_set(vault, all_cards, fresh, {cid: None for cid in fresh}, EntityTable.load(vault).names,
+        made = sorted([*fresh, *folds.folds])
+        change = "s-" + hashlib.sha256("\x1f".join([at, *made]).encode()).hexdigest()[:12]
+        record = {"v": 1, "type": "consolidate", "at": at, "change": change, "created": made,
+                  "projects": sorted({c.project or "" for c in [*fresh.values(), *folds.folds.values()]})}
+        folding.journal(record, folds)
+        working = {**folds.retired, **folds.folds, **fresh}
+        # Only the new cards have a before (None): the originals' before-images would make the journal line as
+        # big as the cards (folding.journal says how a fold is undone).
+        before: dict[str, Card | None] = {cid: None for cid in [*fresh, *folds.folds]}
+        written = write_change_set(vault, all_cards, working, before, EntityTable.load(vault).names,
                                    record, hook=lambda name: crash_point(f"consolidate:{name}"))
         for item in result.written:
             item["superseded"] = sorted(written[item["id"]].supersedes)
         result.change = change
         return result
+
+
+def _folds(vault: Vault, cards: Sequence[Card], at: str, project: str | None, rules: folding.FoldRules,
+           enabled: bool, result: ConsolidateResult) -> folding.FoldPlan:
+    if not enabled:
+        return folding.FoldPlan()
+    made = folding.plan(cards, at, rules, EntityTable.load(vault).names, project)
+    result.folded = made.summary()
+    return made
 
 
 def _plan(vault: Vault, cards: Sequence[Card], at: str, project: str | None,

@@ -1,5 +1,5 @@
 """Commands that keep cards in shape: conflicts (list pairs that disagree), resolve (one card wins over
-another), consolidate (a synopsis card per project)."""
+another), consolidate (fold old small cards, a synopsis card per project)."""
 
 from __future__ import annotations
 
@@ -70,28 +70,41 @@ def resolve(
 @guard
 def consolidate(
     project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which synopses would be written; write "
-                                          "nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which cards would fold and which synopses "
+                                          "would be written; write nothing.")] = False,
+    no_fold: Annotated[bool, typer.Option("--no-fold", help="Only the synopsis: fold nothing.")] = False,
+    fold_only: Annotated[bool, typer.Option("--fold-only", help="Only fold: write no synopsis.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
 ) -> None:
-    """Write one `synopsis` card per project, "where things stand", built offline from its active cards (latest
-    decisions, current state, open threads, rules, each line citing its card id). It supersedes the project's
-    previous synopsis; a project whose synopsis would not change is skipped, so a rerun is a no-op. Under the
-    distill lock (exit 4 while a distill or another card change runs).
+    """Fold old small cards, then write one `synopsis` card per project. Folding: active cards older than
+    consolidate.fold_after_days (90), small, of one project, kind and entity, at least fold_min_cards (4) of
+    them, become one card of their kind that lists each (title, id) and supersedes them; the originals stay
+    readable (`show`, `timeline`). The synopsis, "where things stand", is built offline from the active cards
+    (latest decisions, current state, open threads, rules, each line citing its card id) and supersedes the
+    project's previous one. Deterministic, no LLM; a rerun with nothing new is a no-op. Under the distill lock
+    (exit 4 while a distill or another card change runs).
 
     Example: memvault consolidate --project shop --dry-run
+    Example: memvault consolidate --fold-only --json | jq '.folded[] | [.id, (.folds | length)]'
     """
     from memvault.distill.consolidate import consolidate as svc_consolidate
+    from memvault.errors import UsageError
 
-    result = svc_consolidate(open_vault(), now=now_fn(), project=project, dry_run=dry_run)
+    if no_fold and fold_only:
+        raise UsageError("--no-fold and --fold-only exclude each other")
+    result = svc_consolidate(open_vault(), now=now_fn(), project=project, dry_run=dry_run,
+                             fold=False if no_fold else (True if fold_only else None), synopsis=not fold_only)
     if as_json:
         print_json(result.to_json())
         return
     verb = "would write" if dry_run else "wrote"
+    for item in result.folded:
+        typer.echo(f"{verb} {item['id']}  folds {len(item['folds'])} {item['kind']} cards of {item['entity']}"
+                   f" in {item['project'] or '-'} ({item['from']} to {item['to']})")
     for item in result.written:
         over = f", supersedes {', '.join(item['superseded'])}" if item["superseded"] else ""
         typer.echo(f"{verb} {item['id']}  synopsis of {item['project']} ({item['lines']} lines{over})")
     for name in result.unchanged:
         typer.echo(f"unchanged: {name}")
-    if not result.written and not result.unchanged:
-        typer.echo("no project has cards to sum up")
+    if not result.written and not result.unchanged and not result.folded:
+        typer.echo("nothing to fold and no project has cards to sum up" if not fold_only else "nothing to fold")

@@ -130,7 +130,14 @@ def build_context(vault: Vault, query: str, *, budget: int | None = None, projec
         raise NoMatch("nothing to put in a context pack: no pinned card and no card recalled for the query")
     if any(c.superseded_by for c in recalled):
         with Index(vault.root, mode, int(scfg.get("stat_all_below", 5000))) as idx:
-            successors = _titles(idx, sorted({s for c in recalled for s in c.superseded_by}))
+            rows = _rows(idx, sorted({s for c in recalled for s in c.superseded_by}))
+        successors = {cid: r[2] for cid, r in rows.items()}
+        # A card a folded card lists is still true, not history: the folded card stands for it (when both come).
+        here = {c.id for c in recalled}
+        folds = {cid for cid, r in rows.items() if cid in here and _candidate(r, pinned=False).folded}
+        recalled = [c for c in recalled if not (c.superseded_by and set(c.superseded_by) <= folds)]
+        if not pinned and not recalled:
+            raise NoMatch("nothing to put in a context pack: no pinned card and no card recalled for the query")
     else:
         successors = {}
     from memvault.views.conflicts import around
@@ -232,10 +239,6 @@ def _rows(idx: Index, ids: Sequence[str]) -> dict[str, tuple]:
     for row in idx.summary_rows(ids):
         rows.setdefault(row[0], row)
     return rows
-
-
-def _titles(idx: Index, ids: Sequence[str]) -> dict[str, str]:
-    return {r[0]: r[2] for r in _rows(idx, ids).values()} if ids else {}
 
 
 def _candidate(row: tuple, pinned: bool) -> _Candidate:

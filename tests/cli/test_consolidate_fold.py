@@ -110,3 +110,13 @@ def test_originals_stay_readable_and_search_and_context_find_the_folded_card(run
     zh = run.json("context", "灯塔钥匙", "--project", "novel")
     assert folded["novel"] in [c["id"] for c in zh["cards"]] and "[c-20260608-z00004]" in zh["pack"]
     assert f"另有 3 条：memvault show {folded['novel']}" in zh["pack"] and "[c-20260305-z00001]" not in zh["pack"]
+
+
+def test_a_history_question_does_not_call_a_folded_card_no_longer_true(run, vault):
+    seed(vault)
+    folded = {f["project"]: f["id"] for f in run.json("consolidate", "--fold-only", env=NOW)["folded"]}
+    pack = run.json("context", "what was the redis eviction policy before", "--project", "shop")
+    assert pack["intent"] == "history"
+    ids = [c["id"] for c in pack["cards"]]
+    assert folded["shop"] in ids and "c-20260604-e00004" not in ids  # listed by the folded card, not history
+    assert "History (no longer true)" not in pack["pack"]

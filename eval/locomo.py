@@ -99,12 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, required=True, help="prepared LoCoMo folder (chats/, questions.jsonl)")
     ap.add_argument("--limit", type=int, default=50)
     ap.add_argument("--episode-floor", type=float, default=None, help="override search.episode_floor")
+    ap.add_argument("--half-life", type=float, default=None,
+                    help="override search.recency_half_life_days (the recency prior; 0 = off)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if not (args.data / "questions.jsonl").is_file():
         print(f"{args.data}: no questions.jsonl (expected a prepared LoCoMo folder)", file=sys.stderr)
         return 2
     overrides = {} if args.episode_floor is None else {"episode_floor": args.episode_floor}
+    if args.half_life is not None:
+        overrides["recency_half_life_days"] = args.half_life
     turn, sess, n, elapsed = run(args.data, args.limit, overrides)
     if args.json:
         print(json.dumps({"turn": turn, "session": sess, "questions": n}, indent=2))

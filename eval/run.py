@@ -203,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", action="store_true", help="verify the hard question rules and exit")
     ap.add_argument("--by-lang", action="store_true", help="also print memvault's figures per type and language")
+    ap.add_argument("--half-life", type=float, default=None,
+                    help="override search.recency_half_life_days (the recency prior; 0 = off)")
     args = ap.parse_args(argv)
     questions = load_questions(args.questions)
     if args.check:
@@ -215,8 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.sweep:
             return sweep(root, questions, args.mode)
         started = time.perf_counter()
+        prior = {} if args.half_life is None else {"recency_half_life_days": args.half_life}
         results = {
-            "memvault": measure(engine(root, mode=args.mode), questions),
+            "memvault": measure(engine(root, mode=args.mode, **prior), questions),
             "bm25-only": measure(engine(root, mode=args.mode, bm25_only=True, floor=0.0, hops=0), questions),
             "grep": measure(grep_baseline(root), questions),
         }

@@ -10,6 +10,10 @@ synopsis says is skipped, so a rerun with no new cards is a no-op.
 With the LLM engine (`--engine`, else distill.engine) the model writes the lines (distill/synopsis_llm.py); a
 project whose latest synopsis the model wrote from the same cards (`source.basis`) is skipped without a call,
 and an unusable answer falls back to the offline synopsis of that project, with a warning.
+
+First, in the same change set, old small cards fold (memvault.distill.fold: the rule, the folded card); the
+synopsis is then built from the cards as they are after the fold. `fold=False` (--no-fold, or
+`consolidate.fold: false`) skips the fold, `synopsis=False` (--fold-only) the synopsis.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memvault.distill import fold as folding
 from memvault.distill import synopsis_llm
 from memvault.distill.merge import card_id
 from memvault.distill.run import crash_point
@@ -49,11 +54,12 @@ class ConsolidateResult:
     engine: str = "offline"  # offline | llm (--engine, else distill.engine)
     warnings: list[str] = field(default_factory=list)  # a project whose model answer fell back to offline
     usage: dict[str, int] | None = None  # model calls and tokens (llm engine)
+    folded: list[dict[str, Any]] = field(default_factory=list)  # FoldPlan.summary(): the folded cards
 
     def to_json(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, "engine": self.engine, "written": self.written,
-                "unchanged": self.unchanged, "change": self.change or None, "warnings": self.warnings,
-                "usage": self.usage}
+                "unchanged": self.unchanged, "folded": self.folded, "change": self.change or None,
+                "warnings": self.warnings, "usage": self.usage}
 
 
 def _day(card: Card) -> str:
@@ -94,13 +100,15 @@ def synopsis_text(project: str, cards: Iterable[Card], day: str) -> tuple[str, s
 
 
 def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = None, dry_run: bool = False,
-                engine: str = "offline", env: Mapping[str, str] | None = None) -> ConsolidateResult:
-    """Write the synopsis of every project (or of `project`) whose cards changed since its latest synopsis.
+                engine: str = "offline", env: Mapping[str, str] | None = None, fold: bool | None = None,
+                synopsis: bool = True) -> ConsolidateResult:
+    """Fold old small cards (unless `fold` is False; None: the `consolidate.fold` setting), then write the
+    synopsis of every project (or of `project`) whose cards changed since its latest synopsis.
     `engine` is "offline" or "llm" (engine.resolve); a dry run with the LLM asks the model but writes nothing."""
     result = ConsolidateResult(dry_run=dry_run, engine=engine)
-    asker = synopsis_llm.Asker(vault, env or {}) if engine == "llm" else None
+    asker = synopsis_llm.Asker(vault, env or {}) if engine == "llm" and synopsis else None
     try:
-        return _consolidate(vault, now, project, dry_run, result, asker)
+        return _consolidate(vault, now, project, dry_run, result, asker, fold, synopsis)
     finally:
         if asker is not None:
             asker.close()
@@ -108,29 +116,53 @@ def consolidate(vault: Vault, *, now: Callable[[], str], project: str | None = N
 
 
 def _consolidate(vault: Vault, now: Callable[[], str], project: str | None, dry_run: bool,
-                 result: ConsolidateResult, asker: synopsis_llm.Asker | None) -> ConsolidateResult:
+                 result: ConsolidateResult, asker: synopsis_llm.Asker | None, fold: bool | None,
+                 synopsis: bool) -> ConsolidateResult:
+    section = vault.config.section("consolidate")
+    rules = folding.FoldRules.from_config(section)
+    do_fold = bool(section.get("fold", True)) if fold is None else fold
     if dry_run:
-        _plan(vault, vault.cards(problems=[]), now(), project, result, asker)
+        cards = vault.cards(problems=[])
+        at = now()
+        folds = _folds(vault, cards, at, project, rules, do_fold, result)
+        if synopsis:
+            _plan(vault, folding.apply(cards, folds), at, project, result, asker)
         return result
     with vault.exclusive("distill", LOCK_WHAT):
         recover(vault)
         cards = vault.cards(problems=[])
         at = now()
-        fresh = _plan(vault, cards, at, project, result, asker)
-        if not fresh:
+        folds = _folds(vault, cards, at, project, rules, do_fold, result)
+        fresh = _plan(vault, folding.apply(cards, folds), at, project, result, asker) if synopsis else {}
+        if not fresh and not folds.folds:
             return result
         all_cards = {c.id: c for c in cards}
-        change = "s-" + hashlib.sha256("\x1f".join([at, *sorted(fresh)]).encode()).hexdigest()[:12]
-        record = {"v": 1, "type": "consolidate", "at": at, "change": change, "created": sorted(fresh),
-                  "projects": sorted(c.project or "" for c in fresh.values())}
+        made = sorted([*fresh, *folds.folds])
+        change = "s-" + hashlib.sha256("\x1f".join([at, *made]).encode()).hexdigest()[:12]
+        record = {"v": 1, "type": "consolidate", "at": at, "change": change, "created": made,
+                  "projects": sorted({c.project or "" for c in [*fresh.values(), *folds.folds.values()]})}
         if asker is not None:
             record.update({"engine": "llm", "model": asker.model, "usage": dict(asker.usage)})
-        written = write_change_set(vault, all_cards, fresh, {cid: None for cid in fresh}, EntityTable.load(vault).names,
+        folding.journal(record, folds)
+        working = {**folds.retired, **folds.folds, **fresh}
+        # Only the new cards have a before (None): the originals' before-images would make the journal line as
+        # big as the cards (folding.journal says how a fold is undone).
+        before: dict[str, Card | None] = {cid: None for cid in [*fresh, *folds.folds]}
+        written = write_change_set(vault, all_cards, working, before, EntityTable.load(vault).names,
                                    record, hook=lambda name: crash_point(f"consolidate:{name}"))
         for item in result.written:
             item["superseded"] = sorted(written[item["id"]].supersedes)
         result.change = change
         return result
+
+
+def _folds(vault: Vault, cards: Sequence[Card], at: str, project: str | None, rules: folding.FoldRules,
+           enabled: bool, result: ConsolidateResult) -> folding.FoldPlan:
+    if not enabled:
+        return folding.FoldPlan()
+    made = folding.plan(cards, at, rules, EntityTable.load(vault).names, project)
+    result.folded = made.summary()
+    return made
 
 
 def _plan(vault: Vault, cards: Sequence[Card], at: str, project: str | None,

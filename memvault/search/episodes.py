@@ -59,7 +59,7 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         hits.append(Hit(
             id=ep_id, kind="episode", title=title, project=project, status="live", score=score,
             snippet=pending(text, matched), why=why,
-            refs=tuple(json.loads(refs)), created=at, session=session))
+            refs=tuple(json.loads(refs)), created=at, session=session, world=at or ""))
     return hits
 
 

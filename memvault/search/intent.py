@@ -14,6 +14,12 @@ _HISTORY = re.compile(
 _CURRENT = re.compile(r"\b(?:now|currently|current|latest|today|these days|nowadays|still|at the moment|moment)\b|现在|目前|当前|最新|如今|还在")
 
 
+def asks_now(norm: str) -> bool:
+    """The question says it is about now ("now", "currently", "现在", "目前" …) and not about the past: where the
+    recency prior applies (a question without a marker is "current" too, but the prior costs those)."""
+    return bool(_CURRENT.search(norm)) and not _HISTORY.search(norm)
+
+
 def split_intent(norm: str) -> tuple[str, str]:
     """(intent, the normalised query without its marker words)."""
     intent = "history" if _HISTORY.search(norm) else "current"

@@ -135,8 +135,37 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             id=row["id"], kind=row["kind"], title=row["title"], project=row["project"], status=status,
             score=score, snippet=pending(row["body"] or row["title"], matched),
             why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
-            path=row["path"], rowid=rowid))
+            path=row["path"], rowid=rowid, world=row.get("valid_from") or row["created"] or ""))
     return hits
+
+
+def recency(hits: list[Hit], half_life_days: float) -> list[Hit]:
+    """The recency prior of a question about now: each hit's score times 0.5 ** (age / half-life), its age in
+    days counted back from the newest hit's date (a card's valid_from, an episode's time), so the prior orders
+    hits by date without depending on the clock. A hit without a date keeps its score."""
+    if half_life_days <= 0 or not hits:
+        return hits
+    days = [_ordinal(h.world or h.created) for h in hits]
+    newest = max((d for d in days if d is not None), default=None)
+    if newest is None:
+        return hits
+    out = []
+    for h, d in zip(hits, days):
+        if d is None or d >= newest:
+            out.append(h)
+            continue
+        weight = 0.5 ** ((newest - d) / half_life_days)
+        out.append(h._replace(score=h.score * weight, why=(*h.why, f"recency prior x{weight:.2f}")))
+    return out
+
+
+def _ordinal(text: str) -> int | None:
+    import datetime as dt
+
+    try:
+        return dt.date.fromisoformat((text or "")[:10]).toordinal()
+    except ValueError:
+        return None
 
 
 def _units(text: str, matched: list[str], named: Mapping[str, tuple[list[str], int]], ents: set[str]) -> int:

@@ -22,6 +22,7 @@ class SearchOptions(NamedTuple):
     synonyms: bool = False  # search.synonyms: the shipped zh/en synonym groups (off: they cost the old eval set)
     name_floor: float = 0.0  # search.name_floor: share of the query a hit resting on one entity name must cover
     expansion_floor: float = 0.0  # search.expansion_floor: the same for a hit resting on expansions only
+    recency_half_life_days: float = 0.0  # search.recency_half_life_days: the recency prior (0 = off)
 
 
 class Hit(NamedTuple):
@@ -39,10 +40,11 @@ class Hit(NamedTuple):
     session: str | None = None
     path: str | None = None
     rowid: int | None = None  # internal: the index row, for the freshness check; not shown
+    world: str = ""  # internal: a card's valid_from (else created), an episode's time; for the recency prior
 
     def to_json(self) -> dict[str, Any]:
         out = self._asdict()
-        del out["rowid"]
+        del out["rowid"], out["world"]
         out["score"] = round(self.score, 4)
         out["why"] = list(self.why)
         out["sources"] = list(self.sources)

@@ -18,6 +18,7 @@ from memvault.errors import VaultFormatError
 from memvault.model import Card, Entity
 from memvault.vault.slug import clean_name, name_key, unique_slug
 from memvault.vault.synopsis import link_synopses
+from memvault.vault.files import sync_all
 from memvault.vault.store import Vault, atomic_write
 
 
@@ -132,6 +133,7 @@ def page_update(vault: Vault, slug: str, cards: Iterable[Card], new_name: str | 
 # ---------------------------------------------------------------- writing a change set
 
 INTENT = "write-intent.json"
+MANY = 64  # a change set of more cards lists the cards folder once and flushes once (sync_all), not per file
 
 
 def write_change_set(
@@ -164,10 +166,12 @@ def write_change_set(
     for cid in gone:
         merged.pop(cid, None)
     files: dict[Path, str | None] = {}
+    many = len(working) + len(gone) > MANY
+    find = _path_finder(vault) if many else vault.find_card_path
     for cid, card in working.items():
-        files[vault.find_card_path(cid) or vault.card_path(card)] = codec.card_to_text(card, vault.rules)
+        files[find(cid) or vault.card_path(card)] = codec.card_to_text(card, vault.rules)
     for cid in gone:
-        path = vault.find_card_path(cid)
+        path = find(cid)
         if path is not None:
             files[path] = None
     slugs = sorted({s for c in working.values() for s in c.entities}
@@ -184,19 +188,30 @@ def write_change_set(
     key = str(record.get("batch") or record.get("change") or "")
     atomic_write(vault.local / INTENT, json.dumps({"key": key, "files": snapshot}, ensure_ascii=False,
                                                    sort_keys=True))
-    for path in sorted(p for p in files if p not in page_paths):
+    pages = set(page_paths)
+    for path in sorted(p for p in files if p not in pages):
         if files[path] is None:
             path.unlink(missing_ok=True)
         else:
-            atomic_write(path, files[path])
+            atomic_write(path, files[path], durable=not many)
         hook("after-card")
     for path in sorted(page_paths):
-        atomic_write(path, files[path])
+        atomic_write(path, files[path], durable=not many)
+    if many:
+        sync_all()  # one flush for a big change set (a first fold: thousands of cards) before its commit point
     hook("before-journal")
     vault.append_journal([record])
     hook("after-journal")
     (vault.local / INTENT).unlink(missing_ok=True)
     return working
+
+
+def _path_finder(vault: Vault) -> Callable[[str], Path | None]:
+    """find_card_path for many ids: one listing of the cards folder instead of one glob per id."""
+    paths: dict[str, Path] = {}
+    for path in vault.card_files():
+        paths.setdefault(path.stem, path)  # sorted: the first, like find_card_path
+    return paths.get
 
 
 def recover(vault: Vault) -> str | None:

@@ -9,6 +9,7 @@ Everything shown passes through redact again (defence in depth: a person may hav
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -46,6 +47,12 @@ SUPERSEDED_BY = {"en": "superseded by {ids}", "zh": "已被 {ids} 取代"}
 CONFLICTS_WITH = {"en": "CONFLICTS with {ids}: not both can hold", "zh": "与 {ids} 冲突：二者不能同时成立"}
 FENCE_PREFIX = "<<<MEMVAULT-MEMORY-"
 BODY_CHARS = 280  # a card is a line, not a page: its title and the start of its body
+# … except a folded card (tag `folded`, memvault.distill.fold): its body is the list of the cards it folds, and
+# the pack shows as much of the list as fits (these caps in turn), since each line stands for a card; of a
+# long list only the lines on the question's topic (_focus).
+FOLD_BODY_CHARS = (1200, 600, BODY_CHARS)
+FOLD_TAG = "folded"
+FOLD_MORE = {"en": "- … {n} more: memvault show {id}", "zh": "- … 另有 {n} 条：memvault show {id}"}
 TITLE_CHARS = 160
 SUCCESSOR_TITLE_CHARS = 60
 RECALL_LIMIT = 60  # more than any budget holds; the budget decides
@@ -99,6 +106,7 @@ class _Candidate:
     created: str
     superseded_by: tuple[str, ...]
     pinned: bool
+    folded: bool = False
 
 
 def build_context(vault: Vault, query: str, *, budget: int | None = None, project: str | None = None) -> ContextPack:
@@ -117,11 +125,19 @@ def build_context(vault: Vault, query: str, *, budget: int | None = None, projec
         idx.refresh()
         pinned = _pinned(idx, pinned_kinds, project)
     intent, recalled = _recall(vault, query, project, {c.id for c in pinned})
+    pinned, recalled = ([_focus(c, query, mode, lang) for c in cs] for cs in (pinned, recalled))
     if not pinned and not recalled:
         raise NoMatch("nothing to put in a context pack: no pinned card and no card recalled for the query")
     if any(c.superseded_by for c in recalled):
         with Index(vault.root, mode, int(scfg.get("stat_all_below", 5000))) as idx:
-            successors = _titles(idx, sorted({s for c in recalled for s in c.superseded_by}))
+            rows = _rows(idx, sorted({s for c in recalled for s in c.superseded_by}))
+        successors = {cid: r[2] for cid, r in rows.items()}
+        # A card a folded card lists is still true, not history: the folded card stands for it (when both come).
+        here = {c.id for c in recalled}
+        folds = {cid for cid, r in rows.items() if cid in here and _candidate(r, pinned=False).folded}
+        recalled = [c for c in recalled if not (c.superseded_by and set(c.superseded_by) <= folds)]
+        if not pinned and not recalled:
+            raise NoMatch("nothing to put in a context pack: no pinned card and no card recalled for the query")
     else:
         successors = {}
     from memvault.views.conflicts import around
@@ -225,19 +241,34 @@ def _rows(idx: Index, ids: Sequence[str]) -> dict[str, tuple]:
     return rows
 
 
-def _titles(idx: Index, ids: Sequence[str]) -> dict[str, str]:
-    return {r[0]: r[2] for r in _rows(idx, ids).values()} if ids else {}
-
-
 def _candidate(row: tuple, pinned: bool) -> _Candidate:
-    cid, kind, title, body, project, status, created, valid_from, superseded_by = row
+    cid, kind, title, body, project, status, created, valid_from, superseded_by, tags = row
     try:
         succ = tuple(str(s) for s in json.loads(superseded_by or "[]"))
-    except ValueError:
-        succ = ()
+        folded = FOLD_TAG in (json.loads(tags or "[]") or [])
+    except (ValueError, TypeError):
+        succ, folded = (), False
     return _Candidate(id=cid, kind=kind, title=title or "", body=body or "", project=project, status=status,
                       date=(valid_from or created or "")[:10], created=created or "", superseded_by=succ,
-                      pinned=pinned)
+                      pinned=pinned, folded=folded)
+
+
+def _focus(c: _Candidate, query: str, mode: str, lang: str) -> _Candidate:
+    """A folded card shows the lines that share a word with the question (other than the words of its title:
+    the entity's name, the kind), and how many more `show` gives; all of them when none or all match.
+    Measured (bench/consolidate.py, 20k cards): a pack then holds more on-topic facts than before the fold,
+    where the whole list held more facts but fewer on topic."""
+    if not c.folded or not query.strip():
+        return c
+    from memvault.search import tokenize
+
+    want = set(tokenize.tokens(query, mode)) - set(tokenize.tokens(c.title, mode))
+    lines = c.body.splitlines()
+    hit = [i for i, text in enumerate(lines) if want & set(tokenize.tokens(text, mode))]
+    if not hit or len(hit) == len(lines):
+        return c
+    tail = FOLD_MORE[lang].format(n=len(lines) - len(hit), id=c.id)
+    return dataclasses.replace(c, body="\n".join([*(lines[i] for i in hit), tail]))
 
 
 def _bucket(c: _Candidate) -> str:
@@ -265,7 +296,7 @@ def _fill(chosen: list[PackEntry], heads: set[str], cands: Sequence[_Candidate],
             continue
         bucket = _bucket(c)
         head_cost = 0 if bucket in heads else _tokens(_heading(bucket, lang) + "\n")
-        for with_body in (True, False):
+        for with_body in ((*FOLD_BODY_CHARS, 0) if c.folded else (BODY_CHARS, 0)):
             line = redact.redact(_line(c, lang, with_body, successors), rules).text
             cost = _tokens(line + "\n") + head_cost
             if used + cost <= cap:
@@ -280,7 +311,7 @@ def _fill(chosen: list[PackEntry], heads: set[str], cands: Sequence[_Candidate],
     return used
 
 
-def _line(c: _Candidate, lang: str, with_body: bool, successors: Mapping[str, str]) -> str:
+def _line(c: _Candidate, lang: str, with_body: int, successors: Mapping[str, str]) -> str:
     """`- [id · date · project] title: body` — one line whatever the card holds (newlines are collapsed), so
     card text can never stand on a line of its own, where the fence lives."""
     meta = [c.id]
@@ -296,7 +327,7 @@ def _line(c: _Candidate, lang: str, with_body: bool, successors: Mapping[str, st
                         for s in c.superseded_by)
         meta.append(SUPERSEDED_BY[lang].format(ids=ids))
     text = f"- [{' · '.join(meta)}] {_flat(c.title, TITLE_CHARS)}"
-    body = _flat(c.body, BODY_CHARS) if with_body else ""
+    body = _flat(c.body, with_body) if with_body else ""
     if body and body != _flat(c.title, TITLE_CHARS):
         text += ("：" if _CJK.search(c.title) else ": ") + body
     return text

@@ -34,6 +34,7 @@ def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool =
                "path": vault.rel(path), "body": card.body, "source": card.source,
                "sources": list(card.episodes), "supersedes": list(card.supersedes),
                "superseded_by": list(card.superseded_by), "chain": chain(vault, card.id)}
+        out.update(_fold_links(vault, card))
         if with_sources:
             out["source_episodes"] = source_episodes(vault, card.episodes, source_chars)
         return out
@@ -53,6 +54,28 @@ def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool =
     return {"type": "entity", "id": row[0] if row else slug, "name": row[1] if row else slug,
             "aliases": json.loads(row[2]) if row else [], "kind": row[3] if row else None,
             "prose": row[4] if row else "", "path": f"entities/{row[0]}.md" if row else None, "cards": cards}
+
+
+def _fold_links(vault: Vault, card) -> dict[str, Any]:
+    """`folds` (a folded card: the cards it lists, each id, title, date, status) and `folded_into` (a card a
+    folded card lists: that card's id), both empty for other cards (memvault.distill.fold)."""
+    from memvault.distill.fold import is_folded
+
+    def read(cid: str):
+        path = vault.find_card_path(cid)
+        try:
+            return vault.read_card(path) if path is not None else None
+        except Exception:  # noqa: BLE001 - a damaged neighbour must not hide the card asked for
+            return None
+
+    folds = []
+    if is_folded(card):
+        for cid in card.supersedes:
+            other = read(cid)
+            folds.append({"id": cid, "title": other.title if other else None, "status": other.status if other else
+                          "missing", "date": ((other.valid_from or other.created or "")[:10]) if other else None})
+    into = [cid for cid in card.superseded_by if (succ := read(cid)) is not None and is_folded(succ)]
+    return {"folds": folds, "folded_into": into}
 
 
 def chain(vault: Vault, card_id: str, limit: int = 50) -> list[dict[str, Any]]:

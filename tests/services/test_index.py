@@ -156,3 +156,29 @@ def test_entity_pages_are_read_again_only_when_their_folder_moves_in_a_large_vau
     assert result.cards == 1 and result.entities == 2
     assert page.read_bytes() != before and "[[c-20250101-0001]]" in page.read_text(encoding="utf-8")
     assert reindex(Vault.open(vault, os.environ)).pages == "written (0 changed)"
+
+
+def test_bulk_refresh_that_updates_and_adds_cards_in_one_go(vault):
+    """A refresh of BULK or more changed files where some are updates and some new (a first `consolidate` fold:
+    thousands of cards superseded, hundreds of folded cards added) failed with "UNIQUE constraint failed:
+    cards.rowid": an update's row took the rowid the held-back new rows were numbered with."""
+    from memvault.search.index.cards import BULK
+
+    half = BULK // 2 + 50
+    olds = [card(f"c-20250101-{i:06x}", f"old card {i} quokka", "first text") for i in range(half)]
+    for c in olds:
+        (vault / "cards" / "2025-01").mkdir(parents=True, exist_ok=True)
+        (vault / "cards" / "2025-01" / f"{c.id}.md").write_text(codec.card_to_text(c), encoding="utf-8")
+    assert len(ids(vault, "quokka", limit=5)) == 5  # the index holds them
+    # Every old card changes (interleaved in path order with the new ones) and as many new cards come.
+    for c in olds:
+        (vault / "cards" / "2025-01" / f"{c.id}.md").write_text(
+            codec.card_to_text(card(c.id, c.title, "second text wombat")), encoding="utf-8")
+    for i in range(half):
+        c = card(f"c-20250101-{i:06x}a", f"new card {i} numbat", "new text")
+        (vault / "cards" / "2025-01" / f"{c.id}.md").write_text(codec.card_to_text(c), encoding="utf-8")
+    assert ids(vault, "wombat", limit=5)  # the refresh runs here (it raised before the fix)
+    with Index(vault, "bigram") as idx:
+        assert idx.card_count() == 2 * half
+        rows = idx.summary_rows([olds[0].id, olds[-1].id, f"c-20250101-{half - 1:06x}a"])
+        assert sorted(r[3] for r in rows) == ["new text", "second text wombat", "second text wombat"]

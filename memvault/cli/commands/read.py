@@ -74,6 +74,12 @@ def show(
                    f" · valid {data['valid_from'] or '?'} .. {data['valid_to'] or 'now'}")
         if data["entities"]:
             typer.echo(f"entities: {', '.join(data['entities'])}")
+        if data.get("folded_into"):
+            typer.echo(f"folded into {', '.join(data['folded_into'])} (this card is listed there; its text is here)")
+        if data.get("folds"):
+            typer.echo(f"folds {len(data['folds'])} cards (they stay readable: memvault show ID):")
+            for f in data["folds"]:
+                typer.echo(f"  {f['date'] or '?'}  {f['id']}  {f['status']:10s} {f['title'] or ''}")
         typer.echo("")
         typer.echo(data["body"])
         typer.echo("")

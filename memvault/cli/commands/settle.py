@@ -1,5 +1,5 @@
 """Commands that keep cards in shape: conflicts (list pairs that disagree), resolve (one card wins over
-another), consolidate (a synopsis card per project)."""
+another), consolidate (fold old small cards, a synopsis card per project)."""
 
 from __future__ import annotations
 
@@ -70,41 +70,55 @@ def resolve(
 @guard
 def consolidate(
     project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project.")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which synopses would be written; write "
-                                          "nothing (the LLM engine still asks the model).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say which cards would fold and which synopses "
+                                          "would be written; write nothing (the LLM engine still asks the "
+                                          "model).")] = False,
     engine: Annotated[Optional[str], typer.Option("--engine", help="offline | llm | auto (default "
-                                                  "distill.engine): who writes the lines.")] = None,
+                                                  "distill.engine): who writes the synopsis lines.")] = None,
+    no_fold: Annotated[bool, typer.Option("--no-fold", help="Only the synopsis: fold nothing.")] = False,
+    fold_only: Annotated[bool, typer.Option("--fold-only", help="Only fold: write no synopsis.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
 ) -> None:
-    """Write one `synopsis` card per project, "where things stand": its current decisions, state, open threads
-    and rules, each line citing its card ids. Offline it is built deterministically from the active cards; with
-    an LLM (engine llm, or auto with llm.base_url set) the model writes the lines from the newest and most
+    """Fold old small cards, then write one `synopsis` card per project. Folding: active cards older than
+    consolidate.fold_after_days (90), small, of one project, kind and entity, at least fold_min_cards (4) of
+    them, become one card of their kind that lists each (title, id) and supersedes them; the originals stay
+    readable (`show`, `timeline`). The synopsis, "where things stand" (current decisions, state, open threads
+    and rules, each line citing its card ids), is built deterministically from the active cards offline; with an
+    LLM (engine llm, or auto with llm.base_url set) the model writes the lines from the newest and most
     important cards, every cited id is checked, and an unusable answer falls back to the offline synopsis with
-    a warning. It supersedes the project's previous synopsis; a project whose cards did not change is skipped,
-    so a rerun is a no-op. Under the distill lock (exit 4 while a distill or another card change runs).
+    a warning. It supersedes the project's previous synopsis. A rerun with nothing new is a no-op. Under the
+    distill lock (exit 4 while a distill or another card change runs).
 
     Example: memvault consolidate --project shop --dry-run
     Example: memvault consolidate --engine llm --json | jq '.written[] | [.project, .engine, .lines]'
+    Example: memvault consolidate --fold-only --json | jq '.folded[] | [.id, (.folds | length)]'
     """
     import os
 
     from memvault.distill import engine as engines
     from memvault.distill.consolidate import consolidate as svc_consolidate
+    from memvault.errors import UsageError
 
+    if no_fold and fold_only:
+        raise UsageError("--no-fold and --fold-only exclude each other")
     vault = open_vault()
     chosen = engines.resolve(vault.config, engine)
-    result = svc_consolidate(vault, now=now_fn(), project=project, dry_run=dry_run, engine=chosen, env=os.environ)
+    result = svc_consolidate(vault, now=now_fn(), project=project, dry_run=dry_run, engine=chosen, env=os.environ,
+                             fold=False if no_fold else (True if fold_only else None), synopsis=not fold_only)
     for warning in result.warnings:
         err(f"warning: {warning}")
     if as_json:
         print_json(clean(vault, result.to_json()))
         return
     verb = "would write" if dry_run else "wrote"
+    for item in result.folded:
+        typer.echo(f"{verb} {item['id']}  folds {len(item['folds'])} {item['kind']} cards of {item['entity']}"
+                   f" in {item['project'] or '-'} ({item['from']} to {item['to']})")
     for item in result.written:
         over = f", supersedes {', '.join(item['superseded'])}" if item["superseded"] else ""
         typer.echo(f"{verb} {item['id']}  synopsis of {item['project']} ({item['engine']}, {item['lines']} "
                    f"lines{over})")
     for name in result.unchanged:
         typer.echo(f"unchanged: {name}")
-    if not result.written and not result.unchanged:
-        typer.echo("no project has cards to sum up")
+    if not result.written and not result.unchanged and not result.folded:
+        typer.echo("nothing to fold and no project has cards to sum up" if not fold_only else "nothing to fold")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 # One card as context packs read it.
-SUMMARY_COLS = "id, kind, title, body, project, status, created, valid_from, superseded_by"
+SUMMARY_COLS = "id, kind, title, body, project, status, created, valid_from, superseded_by, tags"
 
 
 class BrowseMixin:

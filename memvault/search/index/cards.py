@@ -150,7 +150,14 @@ class CardsMixin:
                 for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=chunk)):
                     slots.release()
                     if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
-                        self._apply(path, month, old, prepared, report)  # updates, deletions, problems
+                        # Updates, deletions, problems. An update inserts a row whose rowid SQLite takes past
+                        # the highest one written: the new rows held back here must be written first, and the
+                        # next ones numbered past it (else a fold of thousands of cards, which updates and adds
+                        # cards in one refresh, failed with "UNIQUE constraint failed: cards.rowid").
+                        self._write_rows(cards, fts, ents)
+                        cards, fts, ents = [], [], []
+                        self._apply(path, month, old, prepared, report)
+                        rowid = max(rowid, self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0])
                         continue
                     _ok, (mtime, size), digest, (fields, texts, names, lens), _problem = prepared
                     rowid += 1

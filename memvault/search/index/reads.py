@@ -100,11 +100,11 @@ class ReadsMixin:
         out: dict[int, dict[str, Any]] = {}
         for r in self.db.execute(
                 f"SELECT c.rowid, c.id, c.kind, c.title, c.project, c.status, c.body, c.entities, c.episodes,"
-                f" c.superseded_by, c.created, c.path, f.title, f.entities, f.body, f.tags, c.supersedes"
+                f" c.superseded_by, c.created, c.path, f.title, f.entities, f.body, f.tags, c.supersedes, c.valid_from"
                 f" FROM cards c JOIN cfts f ON f.rowid = c.rowid WHERE c.rowid IN ({','.join('?' * len(rowids))})",
                 rowids):
             out[r[0]] = {"id": r[1], "kind": r[2], "title": r[3], "project": r[4], "status": r[5], "body": r[6],
                          "entities": json.loads(r[7]), "episodes": json.loads(r[8]),
                          "superseded_by": json.loads(r[9]), "created": r[10], "path": r[11], "tok": r[12:16],
-                         "supersedes": json.loads(r[16])}
+                         "supersedes": json.loads(r[16]), "valid_from": r[17]}
         return out

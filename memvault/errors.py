@@ -52,5 +52,11 @@ class LLMError(MemvaultError):
     exit_code = 5
 
 
+class EmbedError(MemvaultError):
+    """The embeddings endpoint failed or answered something unusable. Names the endpoint, never the key."""
+
+    exit_code = 5
+
+
 class Interrupted(MemvaultError):
     exit_code = 130

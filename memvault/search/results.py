@@ -22,6 +22,7 @@ class SearchOptions(NamedTuple):
     synonyms: bool = False  # search.synonyms: the shipped zh/en synonym groups (off: they cost the old eval set)
     name_floor: float = 0.0  # search.name_floor: share of the query a hit resting on one entity name must cover
     expansion_floor: float = 0.0  # search.expansion_floor: the same for a hit resting on expansions only
+    embeddings: Any = None  # search.dense.settings.EmbedSettings when the dense layer is on, else None
 
 
 class Hit(NamedTuple):
@@ -55,6 +56,7 @@ class SearchResult(NamedTuple):
     intent: str  # current | history
     terms: tuple[str, ...]
     hits: tuple[Hit, ...]
+    warnings: tuple[str, ...] = ()  # one line each, for stderr (the dense layer fell back to words …); not in JSON
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "intent": self.intent, "terms": list(self.terms),

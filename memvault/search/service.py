@@ -62,7 +62,7 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
         data = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("key") == key and "kinds" in data:
+        if data.get("key") == key and "embeddings" in data:
             return data
     except (OSError, ValueError):
         pass
@@ -70,7 +70,7 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
 
     cfg = read_config(root, env)
     data = {"key": key, "search": dict(cfg.section("search")), "deny": list(cfg.section("redact").get("deny") or []),
-            "kinds": list(cfg.kinds)}
+            "kinds": list(cfg.kinds), "embeddings": dict(cfg.section("embeddings"))}
     try:
         if not racy:
             atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))
@@ -90,6 +90,15 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
         "stat_all_below": int(cfg.get("stat_all_below", 5000)), "synonyms": bool(cfg.get("synonyms", False)),
         "name_floor": float(cfg.get("name_floor", 0.0)), "expansion_floor": float(cfg.get("expansion_floor", 0.0)),
     }
+    emb = overrides.pop("embeddings", None)
+    if emb is not None and not isinstance(emb, tuple):  # the `embeddings:` section (a tuple: already parsed)
+        if emb.get("base_url"):
+            from memvault.search.dense.settings import from_section  # only when the dense layer is on
+
+            emb = from_section(emb)
+        else:
+            emb = None
+    base["embeddings"] = emb
     base.update({k: v for k, v in overrides.items() if v is not None})
     if base["mode"] not in tokenize.MODES:
         raise UsageError(f"search.chinese must be one of {', '.join(tokenize.MODES)}")
@@ -100,21 +109,27 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
     return SearchOptions(**base)
 
 
-def run_search(root: Path, query: str, opts: SearchOptions, deny: list[str] | None = None) -> SearchResult:
-    """Open (and refresh) the index of the vault at `root`, search, and redact what is shown."""
+def run_search(root: Path, query: str, opts: SearchOptions, deny: list[str] | None = None,
+               env: Mapping[str, str] | None = None) -> SearchResult:
+    """Open (and refresh) the index of the vault at `root`, search, and redact what is shown. With
+    `opts.embeddings` the dense layer joins in (its key comes from `env`, default os.environ); what it has to
+    say (fell back to words, cards without vectors) comes back in `warnings`, also with NoMatch."""
     if not query.strip():
         raise UsageError("empty query")
+    env = os.environ if env is None else env
     with Index(root, opts.mode, opts.stat_all_below) as idx:
         idx.refresh(episodes=opts.episodes)
-        result = search_index(idx, query, opts)
+        result = search_index(idx, query, opts, env)
         # A hit whose file changed since the index saw it (edited in place): re-index and search again, once.
         rowids = [h.rowid for h in result.hits if h.rowid is not None]
         if rowids and not idx.verify_cards(rowids):
-            result = search_index(idx, query, opts)
+            result = search_index(idx, query, opts, env)
     hits = tuple(_redacted(h, deny or []) for h in result.hits)
     if not hits:
-        raise NoMatch("no match")
-    return SearchResult(result.query, result.intent, result.terms, hits)
+        exc = NoMatch("no match")
+        exc.warnings = result.warnings  # type: ignore[attr-defined]
+        raise exc
+    return SearchResult(result.query, result.intent, result.terms, hits, result.warnings)
 
 
 def _redacted(hit: Hit, deny: list[str]) -> Hit:
@@ -139,8 +154,9 @@ def _rules(deny: tuple[str, ...]):
 # ---------------------------------------------------------------- one search
 
 
-def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
-    """One search on an open, fresh index: analyse, rank cards (and episodes), order, keep `opts.limit`."""
+def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, str] | None = None) -> SearchResult:
+    """One search on an open, fresh index: analyse, rank cards (and episodes), order (fused with the dense
+    ranking when `opts.embeddings` is set), keep `opts.limit`."""
     q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and opts.synonyms and not opts.bm25_only)
     hits = search_cards(idx, q, opts)
     if opts.episodes:
@@ -153,10 +169,15 @@ def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     hits.sort(key=lambda h: h.id)
     hits.sort(key=lambda h: h.created, reverse=q.intent != "history")
     hits.sort(key=lambda h: -round(h.score, 6))
+    warnings: list[str] = []
+    if opts.embeddings is not None and not opts.bm25_only:
+        from memvault.search.dense.hybrid import fuse_hits  # only when the dense layer is on: numpy, httpx
+
+        hits, warnings = fuse_hits(idx, query, opts, hits, os.environ if env is None else env)
     words = surface_words(query, opts.mode, opts.episodes)
     shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
                              snippet=settle(h.snippet, opts.snippet_chars)) for h in hits[: opts.limit])
-    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown)
+    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown, warnings=tuple(warnings))
 
 
 def open_root(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> Path:

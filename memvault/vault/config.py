@@ -87,6 +87,10 @@ DEFAULTS: dict[str, Any] = {
                "episode_floor": 0.1, "stat_all_below": 5000, "synonyms": False, "name_floor": 0.0,
                "expansion_floor": 0.0},
     "context": {"budget_tokens": 2000},
+    # The optional dense ("meaning") layer: any OpenAI-compatible POST {base_url}/embeddings. Empty base_url = off.
+    # admit/reject are search.fusion.fuse's gates; None = the defaults measured there.
+    "embeddings": {"base_url": "", "model": "", "key_env": "", "dimensions": 0, "batch": 64, "timeout": 10.0,
+                   "query_prefix": "", "passage_prefix": "", "input_type": False, "admit": None, "reject": None},
 }
 
 # Environment overrides: variable -> (section, key, type). The API key itself is never a setting.

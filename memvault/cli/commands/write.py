@@ -87,11 +87,23 @@ def distill_cmd(
         summaries.append(summary)
         if not dry_run:
             redraw_graph(vault)
+            _embed_new(vault)
         _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls)
         if summary.failed or dry_run:
             break
     if any(s.failed for s in summaries):
         raise typer.Exit(5)
+
+
+def _embed_new(vault) -> None:
+    """With embeddings on, the new cards get their vectors now, best effort: a failure only warns."""
+    if not vault.config.section("embeddings").get("base_url"):
+        return
+    from memvault.views.embed import embed_new_cards
+
+    warning = embed_new_cards(vault, os.environ)
+    if warning:
+        err(f"warning: {warning}")
 
 
 def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None) -> None:
@@ -156,6 +168,7 @@ def remember(
                           project=project, supersedes=supersedes or [], valid_from=valid_from,
                           subject=subject, field=field, value=value)
     redraw_graph(vault)
+    _embed_new(vault)
     if as_json:
         print_json(result.to_json())
     else:

@@ -1,7 +1,8 @@
 """The Index object: opening, closing and clearing the index, meta values, and the refresh transaction.
 
 The work is done by mixins, one per part of the index: cards.py (card files), entities.py (entity pages and
-names), episodes.py (episode day files), reads.py (what ranking reads), browse.py (what views read).
+names), episodes.py (episode day files), reads.py (what ranking reads), browse.py (what views read),
+vectors.py (the key list of the dense layer, attached only when embeddings are on).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from memvault.search.index.entities import EntitiesMixin
 from memvault.search.index.episodes import EpisodesMixin
 from memvault.search.index.reads import ReadsMixin, marks
 from memvault.search.index.report import RefreshReport
+from memvault.search.index.vectors import VectorsMixin
 
 
-class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
+class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, VectorsMixin):
     """An open index of one vault. Use as a context manager; `refresh()` brings it up to date."""
 
     def __init__(self, root: Path, mode: str = "bigram", stat_all_below: int = 5000):

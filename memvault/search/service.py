@@ -16,10 +16,14 @@ Pipeline for one query:
    search.expansion_floor; off by default).
 4. Entity hops from the best hits, damped for hub entities; superseded cards demoted unless the question asks
    about history; retracted cards only with `include_all`.
+5. Only with `embeddings:` configured (opts.embeddings): the dense layer (search/dense/hybrid.py) embeds the
+   question, adds its nearest cards (and turns) under the same filters, and fusion.fuse orders both; a dead
+   endpoint leaves the lexical order and a warning in SearchResult.warnings. With embeddings off nothing of
+   search/dense is imported (no numpy, no httpx).
 
 Modules: intent (marker words), query (analysis, candidate budget), ranking (cards: BM25F, hops, supersede
 chains, status rules), episodes (turns and their context), snippets (what a hit shows), results (the tuples),
-index/ (all SQL). This module: settings, options, run_search (refresh, search, freshness re-check, redaction).
+fusion (lexical + dense order), dense/ (the optional embeddings layer), index/ (all SQL). This module: settings, options, run_search (refresh, search, freshness re-check, redaction).
 A query flows service -> query/ranking/episodes -> index, never back. Kept cheap to import for the search fast
 path (cli/fast.py): no module-level yaml, rapidfuzz, snowballstemmer or jieba; redact is imported at use.
 Re-exports the names other packages import from here (run_search, options_from, settings, SearchOptions, Hit,

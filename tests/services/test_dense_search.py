@@ -218,6 +218,12 @@ def test_a_few_new_cards_are_embedded_by_the_search_many_only_warned(hybrid, run
     result = search(hybrid, "vehicle sale")
     assert "10 cards have no vector yet: run memvault embed" in result.warnings
     assert stored(hybrid) == 6 and result.hits
+    assert "10 cards have no vector yet: run memvault embed" in search(hybrid, "vehicle sale").warnings  # cached
+    run("embed")
+    assert not search(hybrid, "vehicle sale").warnings and stored(hybrid) == 16
+    write(hybrid, card("c-261230-zzzz", "Lin parked the automobile downtown", "near the river"))
+    result = search(hybrid, "vehicle parked")  # the cached count (0 missing) is stale: the index changed
+    assert not result.warnings and stored(hybrid) == 17 and result.hits[0].id == "c-261230-zzzz"
 
 
 def test_remember_embeds_its_card_and_a_dead_endpoint_only_warns(hybrid, run, fake):
@@ -254,3 +260,28 @@ def test_client_checks_one_vector_per_text(fake):
     fake.status = 500
     with pytest.raises(EmbedError, match="HTTP 500"), EmbedClient(s, {}) as client:
         client.embed(["x"])
+
+
+def test_distill_embeds_its_new_cards(hybrid, run, fake):
+    run("embed")
+    run("capture", input='{"role":"user","content":"小账本的后端我们决定用 FastAPI，Django 太重了。","session":"d"}\n'
+                         '{"role":"assistant","content":"好的。","session":"d"}\n'
+                         '{"role":"user","content":"Let us go with the mini PC for Jellyfin.","session":"d"}\n'
+                         '{"role":"assistant","content":"Done.","session":"d"}\n')
+    res = run("distill", "--json")  # the offline engine: no llm.base_url
+    created = json.loads(res.stdout)["cards"]["created"]
+    assert created >= 1
+    assert stored(hybrid) == 5 + created and "warning" not in res.stderr
+
+
+def test_mcp_search_fuses_and_returns_the_warnings(hybrid, run, fake):
+    from memvault.mcp import tools
+
+    run("embed")
+    ctx = tools.Ctx(hybrid, {})
+    reply = tools.search(ctx, "which vehicle")
+    assert reply.data["hits"][0]["id"] == "c-261101-aaaa" and reply.data["hits"][0]["why"][0].startswith("meaning ")
+    fake.status = 503
+    reply = tools.search(ctx, "Postgres orders")
+    assert reply.data["hits"][0]["id"] == "c-261103-cccc"
+    assert len(reply.data["warnings"]) == 1 and "HTTP 503" in reply.data["warnings"][0]

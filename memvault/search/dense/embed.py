@@ -55,6 +55,20 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+def missing_count(idx, space: str, model: str) -> int:
+    """How many cards (or live episodes) have no vector for their current text. The count is cached, keyed by
+    the index's generation (new whenever cards or episodes change), the next free slot and the model, so that
+    a search does not join every card with the key list each time."""
+    stamp = f"{idx.generation()}:{idx.vec_next_slot(space)}:{model}"
+    row = idx.vec_checked(space)
+    if row is not None and row[0] == stamp:
+        return int(row[1])
+    n = idx.vec_missing_card_count() if space == "card" else idx.vec_missing_episode_count()
+    with idx.vec_write():
+        idx.vec_set_checked(space, stamp, n)
+    return n
+
+
 def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport) -> None:
     """Forget the space's vectors when asked to, or when they come from another model (and say so)."""
     meta = idx.vec_space(space)
@@ -87,7 +101,11 @@ def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: 
             check_model(idx, space, settings, rebuild, report)
             with idx.vec_write():
                 report.pruned[space] = idx.vec_prune(space)
-            _embed_space(idx, client, settings, space, limit, report, on_progress)
+            try:
+                _embed_space(idx, client, settings, space, limit, report, on_progress)
+            finally:
+                with idx.vec_write():
+                    idx.vec_set_checked(space, None)  # the cached count of missing vectors is stale now
             report.total[space] = idx.vec_count(space)
     finally:
         if own:

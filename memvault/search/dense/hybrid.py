@@ -23,7 +23,7 @@ from memvault.errors import EmbedError
 from memvault.search import fusion
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
-from memvault.search.dense.embed import embed_missing
+from memvault.search.dense.embed import embed_missing, missing_count
 from memvault.search.dense.settings import EmbedSettings
 from memvault.search.index import CardFilter, Index
 from memvault.search.results import Hit, SearchOptions
@@ -73,7 +73,7 @@ def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[
                   warnings: list[str]) -> list[float]:
     """The question's vector (cached in this process); first embeds a few cards that have none."""
     with EmbedClient(settings, env) as client:
-        missing = idx.vec_missing_card_count()
+        missing = missing_count(idx, "card", settings.model)
         meta = idx.vec_space("card")
         if 0 < missing <= INLINE and (meta is None or meta[0] == settings.model):
             try:
@@ -83,7 +83,7 @@ def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[
                 warnings.append(f"{exc.message} (while embedding {missing} new cards)")
         if missing > INLINE or (missing and warnings):
             warnings.append(f"{missing} cards have no vector yet: run memvault embed")
-        if "episode" in spaces and (n := idx.vec_missing_episode_count()):
+        if "episode" in spaces and (n := missing_count(idx, "episode", settings.model)):
             warnings.append(f"{n} episodes have no vector yet: run memvault embed --episodes")
         key = (settings.endpoint, settings.model, settings.query_prefix + query)
         if key not in _QUERIES:

@@ -78,6 +78,8 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 if episodes:
                     self._refresh_episodes(report)
                 self._save_totals()
+                if report.changed:
+                    self._new_generation()
                 self.db.execute("COMMIT")
                 return report
             except sqlite3.OperationalError as exc:
@@ -90,6 +92,14 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 self._totals_cache = None
                 raise
         raise AssertionError("unreachable")
+
+    def _new_generation(self) -> None:
+        """A new random stamp whenever cards or episodes changed: what the dense layer keys its cached count
+        of items without a vector on (random, not a counter: a rebuilt index must not repeat an old stamp)."""
+        self.set_meta("generation", os.urandom(8).hex())
+
+    def generation(self) -> str:
+        return self.meta("generation", "") or ""
 
     def card_count(self) -> int:
         return int(self.meta("n_cards", "0") or 0)
@@ -117,6 +127,8 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
             for path, month, old in stale:
                 self.index_card_file(path, month, report, old)
             self._save_totals()
+            if report.changed:
+                self._new_generation()
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

@@ -193,6 +193,11 @@ def test_the_key_comes_from_the_variable_key_env_names_and_is_never_shown(hybrid
         p.read_bytes().decode("latin-1") for p in (hybrid / ".memvault").iterdir() if p.is_file())
     result = search(hybrid, "which vehicle", env={"MY_EMBED_KEY": key})
     assert result.hits[0].id == "c-261101-aaaa" and not result.warnings
+    configure(hybrid, key_env=key)  # the key itself pasted into key_env by mistake: never echoed
+    res = run("embed", code=5)
+    assert "embeddings.key_env" in res.stderr and key not in res.stdout + res.stderr
+    result = search(hybrid, "Postgres orders")
+    assert result.warnings and key not in " ".join(result.warnings)
 
 
 def test_prefixes_and_input_type_are_sent(hybrid, run, fake):
@@ -285,3 +290,14 @@ def test_mcp_search_fuses_and_returns_the_warnings(hybrid, run, fake):
     reply = tools.search(ctx, "Postgres orders")
     assert reply.data["hits"][0]["id"] == "c-261103-cccc"
     assert len(reply.data["warnings"]) == 1 and "HTTP 503" in reply.data["warnings"][0]
+
+
+def test_a_deleted_vector_file_is_noticed_and_embedded_again(hybrid, run, fake):
+    run("embed")
+    (hybrid / ".memvault" / "vectors-card.f32").unlink()
+    result = search(hybrid, "Postgres orders")
+    assert result.hits[0].id == "c-261103-cccc"
+    assert any("vectors-card.f32 is shorter than its key list" in w for w in result.warnings)
+    res = run("embed")
+    assert "re-embedding every card" in res.stderr and "embedded 5 cards" in res.stdout
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"

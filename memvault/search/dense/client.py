@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,7 +28,11 @@ class EmbedClient:
         if settings.key_env:
             key = env.get(settings.key_env)
             if not key:
-                raise EmbedError(f"embeddings.key_env names {settings.key_env}, which is not set in the environment")
+                # Named only when it looks like a conventional variable name: a key pasted into key_env by
+                # mistake must not be echoed.
+                name = settings.key_env if re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", settings.key_env) else ""
+                raise EmbedError(f"the environment variable named by embeddings.key_env{' (' + name + ')' if name else ''}"
+                                 " is not set")
             if not key.isascii() or any(c in key for c in "\r\n"):
                 raise EmbedError(f"the API key in {settings.key_env} cannot be sent in an HTTP header")
             self._headers["Authorization"] = f"Bearer {key}"

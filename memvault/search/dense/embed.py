@@ -72,7 +72,8 @@ def missing_count(idx, space: str, model: str) -> int:
 def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport) -> None:
     """Forget the space's vectors when asked to, or when they come from another model (and say so)."""
     meta = idx.vec_space(space)
-    if meta is not None and meta[0] == settings.model and not rebuild:
+    short = meta is not None and meta[1] and store.row_count(idx.root, space, meta[1]) < idx.vec_next_slot(space)
+    if meta is not None and meta[0] == settings.model and not rebuild and not short:
         return
     with idx.vec_write():
         n = idx.vec_reset(space)
@@ -81,6 +82,9 @@ def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report:
     if meta is not None and meta[0] != settings.model:
         report.notes.append(f"model changed from {meta[0]} to {settings.model}: re-embedding every {space}"
                             f" ({n} stored vectors dropped)")
+    elif short:
+        report.notes.append(f"{store.matrix_path(idx.root, space).name} is shorter than its key list (deleted or"
+                            f" cut): re-embedding every {space}")
     elif rebuild and n:
         report.notes.append(f"--rebuild: {n} stored {space} vectors dropped")
 

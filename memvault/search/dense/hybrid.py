@@ -53,6 +53,9 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
                 warnings.append(f"the stored {space} vectors are for model {meta[0]}, not {settings.model}:"
                                 f" run memvault embed")
             elif meta is not None and meta[1]:
+                if store.row_count(idx.root, space, meta[1]) < idx.vec_next_slot(space):
+                    warnings.append(f"{store.matrix_path(idx.root, space).name} is shorter than its key list:"
+                                    f" run memvault embed")
                 usable.append((space, meta[1]))
         meaning, extra = _nearest(idx, opts, qvec, usable, lexical)
     except EmbedError as exc:

@@ -55,6 +55,14 @@ def write_rows(root: Path, space: str, slot: int, vecs: Sequence[Sequence[float]
     write_at(matrix_path(root, space), slot * arr.shape[1] * 4, arr.tobytes())
 
 
+def row_count(root: Path, space: str, dim: int) -> int:
+    """How many whole rows the space's matrix file holds (0 when it is missing)."""
+    try:
+        return os.path.getsize(matrix_path(root, space)) // (dim * 4) if dim else 0
+    except FileNotFoundError:
+        return 0
+
+
 def drop(root: Path, space: str) -> None:
     remove_file(matrix_path(root, space))
 

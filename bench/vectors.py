@@ -7,7 +7,8 @@ Stores (each built from the same seeded, clustered, unit-length vectors; top 10 
   numpy-f16   the same matrix in float16 (half the file), widened to float32 block by block per query
   sqlite-vec  a vec0 virtual table (brute force in C); through apsw, because this Python's sqlite3 module
               cannot load extensions (enable_load_extension is missing from many builds)
-  usearch     an HNSW graph (approximate), saved to a file and opened with view=True (memory-mapped)
+  usearch     an HNSW graph (approximate), saved to a file and opened with view=True (memory-mapped); its
+              default expansion, and usearch-ef256 with expansion_add = expansion_search = 256
 
 Figures: build (seconds to write the store from vectors in memory), file size, query p50 in a warm process
 (best of the repeated queries' median), query p50 of a cold process (a new Python that imports the library,
@@ -51,6 +52,8 @@ elif kind == "sqlite-vec":
 else:
     from usearch.index import Index
     idx = Index.restore(path, view=True)
+    if kind == "usearch-ef256":
+        idx.expansion_search = 256
     top = idx.search(qv, 10).keys
 dt = time.perf_counter() - t0
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]
@@ -116,12 +119,15 @@ def build(kind: str, data, folder: Path) -> tuple[Path, float, object]:
         return path, secs, query
     from usearch.index import Index
 
-    path = folder / "usearch.idx"
-    idx = Index(ndim=dim, metric="cos", dtype="f32")
+    path = folder / f"{kind}.idx"
+    ef = 256 if kind == "usearch-ef256" else None
+    idx = Index(ndim=dim, metric="cos", dtype="f32", **({"expansion_add": ef, "expansion_search": ef} if ef else {}))
     idx.add(np.arange(n), data)
     idx.save(str(path))
     secs = time.perf_counter() - t0
     view = Index.restore(str(path), view=True)
+    if ef:
+        view.expansion_search = ef
 
     def query(q):
         return set(int(k) for k in view.search(q, 10).keys)
@@ -134,7 +140,7 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--cold", type=int, default=5)
-    ap.add_argument("--only", default="numpy-f32,numpy-f16,sqlite-vec,usearch")
+    ap.add_argument("--only", default="numpy-f32,numpy-f16,sqlite-vec,usearch,usearch-ef256")
     args = ap.parse_args()
     import numpy as np
 

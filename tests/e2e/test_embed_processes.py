@@ -67,3 +67,22 @@ def test_a_search_with_embeddings_off_imports_no_numpy(vault):
         configure(vault, base_url=fake.base_url, model="fake", admit=0.5)
         out = subprocess.run([sys.executable, "-c", PROBE, str(vault)], capture_output=True, text=True, timeout=60)
         assert out.stdout.split()[-4:] == ["0", "True", "True", "True"], out.stdout + out.stderr
+
+
+NO_NUMPY = ("import sys\nsys.modules['numpy'] = None  # as if memvault[embed] were not installed\n"
+            "from memvault.cli.fast import try_search\nsys.exit(try_search(['--vault', sys.argv[1], 'search', 'postgres']))\n")
+
+
+def test_without_numpy_a_search_falls_back_to_words_and_says_how_to_fix_it(vault):
+    write(vault, card("c-261101-aaaa", "Postgres for the orders service", "sqlite serialises writers"))
+    with FakeEmbed(dim=32) as fake:
+        configure(vault, base_url=fake.base_url, model="fake")
+        out = subprocess.run([sys.executable, "-c", NO_NUMPY, str(vault)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "c-261101-aaaa" in out.stdout
+    assert out.stderr.count("memvault: warning:") == 1 and "pip install 'memvault[embed]'" in out.stderr
+
+
+def test_embed_with_embeddings_off_is_a_usage_error(vault):
+    out = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "embed"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and "embeddings are off" in out.stderr

@@ -79,12 +79,12 @@ def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[
         missing = missing_count(idx, "card", settings.model)
         meta = idx.vec_space("card")
         if 0 < missing <= INLINE and (meta is None or meta[0] == settings.model):
-            try:
-                embed_missing(idx, settings, env, ("card",), client=client)
-                missing = 0
-            except EmbedError as exc:
-                warnings.append(f"{exc.message} (while embedding {missing} new cards)")
-        if missing > INLINE or (missing and warnings):
+            # Trigger: a few cards without a vector (one just written). Why: cheap, and they are probably what the
+            # next question is about. Outcome: embedded now; a failure (endpoint down, no numpy, wrong
+            # dimension) would fail the question's vector too, so it ends the dense part (one warning).
+            embed_missing(idx, settings, env, ("card",), client=client)
+            missing = 0
+        if missing > INLINE:
             warnings.append(f"{missing} cards have no vector yet: run memvault embed")
         if "episode" in spaces and (n := missing_count(idx, "episode", settings.model)):
             warnings.append(f"{n} episodes have no vector yet: run memvault embed --episodes")

@@ -1,14 +1,16 @@
 """The vectors themselves: one float32 matrix file per space under `.memvault/` (vectors-card.f32,
 vectors-episode.f32), row = slot, unit length, read memory-mapped and searched by brute force with numpy.
 
-Chosen by measurement (bench/vectors.py, 100,000 vectors x 384 dims, 2 shared cores): a float32 matrix
-memory-mapped and multiplied with the query takes ~5 ms warm and ~55 ms in a fresh process (mostly importing
-numpy), exact results, 147 MB. float16 halves the file but numpy has no fast float16 product (~60 ms warm);
-sqlite-vec's vec0 is brute force too (~70 ms warm) and this Python's sqlite3 cannot load extensions (it would
-need apsw); usearch's HNSW answers in ~0.5 ms warm but takes ~28 s to build, a fresh process pays ~170 ms to
-open it, and its recall@10 with default settings was 0.46 on that data. Brute force stays exact and simple at
-the sizes a memory vault reaches. numpy (in the `memvault[embed]` extra) is imported inside the functions: this
-module loads only when embeddings are on.
+Chosen by measurement (bench/vectors.py: 100,000 unit vectors x 384 dims, top 10; four runs on 2 cores shared
+with other jobs, so ranges): a float32 matrix memory-mapped and multiplied with the question takes 5-32 ms
+warm and 55-187 ms in a fresh process (most of it importing numpy and paging 147 MB), exact, built in under a
+second. float16 halves the file but numpy has no fast float16 product (60-380 ms warm). sqlite-vec's vec0 is
+brute force too (70-106 ms warm, 160-270 ms cold, but 32 MB RSS) and this Python's sqlite3 cannot load
+extensions (it would need apsw). usearch's HNSW answers in 0.6-1.4 ms warm, but a fresh process pays 113-318
+ms, building takes 28-155 s, and its recall@10 was 0.46-0.49 with default settings (0.83 with expansion 256) on
+that synthetic data. Brute force stays exact, incremental (rows appended in place) and simple at the sizes a
+memory vault reaches; an approximate index can come later behind `nearest` if vaults outgrow it. numpy (the
+`memvault[embed]` extra) is imported inside the functions: this module loads only when embeddings are on.
 
 Rows are written in place at their slot (vault.files.write_at, fsynced) before the key list records them, so a
 reader never maps a slot to a half-written row; slots of re-embedded items are garbage until the space is

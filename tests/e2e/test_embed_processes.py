@@ -86,3 +86,31 @@ def test_embed_with_embeddings_off_is_a_usage_error(vault):
     out = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "embed"], capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 2 and "embeddings are off" in out.stderr
+
+
+HOLD = ("import sqlite3, sys, time\ndb = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(60)\n")
+
+
+def test_a_search_never_waits_long_for_another_writer_of_the_vectors(vault):
+    from services.test_dense_search import search
+
+    write(vault, card("c-261101-aaaa", "Postgres for the orders service", "sqlite serialises writers"))
+    with FakeEmbed(dim=32) as fake:
+        configure(vault, base_url=fake.base_url, model="fake")
+        assert subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "embed"],
+                              capture_output=True, timeout=60).returncode == 0
+        write(vault, card("c-261102-bbbb", "Postgres replicas", "one per region"))  # needs an inline embed
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(vault / ".memvault" / "vectors.sqlite")],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "locked"
+            started = time.monotonic()
+            result = search(vault, "postgres")
+            took = time.monotonic() - started
+        finally:
+            holder.kill()
+            holder.wait()
+    assert {h.id for h in result.hits} == {"c-261101-aaaa", "c-261102-bbbb"}
+    assert len(result.warnings) == 1 and "busy" in result.warnings[0]
+    assert took < 5  # not the 10 s busy timeout

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -64,8 +65,11 @@ def missing_count(idx, space: str, model: str) -> int:
     if row is not None and row[0] == stamp:
         return int(row[1])
     n = idx.vec_missing_card_count() if space == "card" else idx.vec_missing_episode_count()
-    with idx.vec_write():
-        idx.vec_set_checked(space, stamp, n)
+    try:
+        with idx.vec_write():
+            idx.vec_set_checked(space, stamp, n)
+    except sqlite3.OperationalError:
+        pass  # another process holds the write lock (a bulk build): the count is right, only not cached
     return n
 
 

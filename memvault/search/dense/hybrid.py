@@ -17,6 +17,7 @@ with a warning ("N cards have no vector yet: run memvault embed").
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Mapping
 
 from memvault.errors import EmbedError
@@ -31,7 +32,8 @@ from memvault.search.snippets import pending
 
 NEAREST = 50  # nearest vectors of a space considered per question (before the filters)
 INLINE = 8  # a search embeds at most this many cards that have no vector yet
-_QUERIES: dict[tuple[str, str, str], list[float]] = {}  # (endpoint, model, question) -> vector, this process
+SEARCH_BUSY_MS = 300  # a search waits at most this long for another writer of the vectors (then: words only)
+_QUERIES: dict[tuple[str, str, bool, str], list[float]] = {}  # (endpoint, model, question) -> vector, this process
 
 
 def key_of(hit: Hit) -> str:
@@ -43,6 +45,7 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
     settings: EmbedSettings = opts.embeddings
     warnings: list[str] = []
     spaces = ["card", *(["episode"] if opts.episodes else [])]
+    idx.vec_busy_ms = SEARCH_BUSY_MS
     try:
         idx.attach_vectors()
         qvec = _query_vector(idx, query, settings, env, spaces, warnings)
@@ -60,6 +63,11 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
         meaning, extra = _nearest(idx, opts, qvec, usable, lexical)
     except EmbedError as exc:
         return lexical, [*warnings, f"{exc.message}; showing word matches only"]
+    except sqlite3.OperationalError:
+        # Trigger: another process held the vectors' write lock past the busy timeout. Why: the dense layer
+        # must never fail a search. Outcome: words only, said once.
+        return lexical, [*warnings, "the vector store is busy (another memvault is writing it); showing word"
+                                    " matches only"]
     by_key = {key_of(h): h for h in lexical}
     by_key.update(extra)
     fused = fusion.fuse([(key_of(h), h.score) for h in lexical], meaning,
@@ -88,7 +96,7 @@ def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[
             warnings.append(f"{missing} cards have no vector yet: run memvault embed")
         if "episode" in spaces and (n := missing_count(idx, "episode", settings.model)):
             warnings.append(f"{n} episodes have no vector yet: run memvault embed --episodes")
-        key = (settings.endpoint, settings.model, settings.query_prefix + query)
+        key = (settings.endpoint, settings.model, settings.input_type, settings.query_prefix + query)
         if key not in _QUERIES:
             if len(_QUERIES) > 256:
                 _QUERIES.clear()

@@ -38,10 +38,18 @@ class VectorsMixin:
         for stmt in _DDL:
             self.db.execute(stmt)
 
+    # How long a write waits for another writer; a search waits less (vec_patience) than `memvault embed`.
+    vec_busy_ms = 10_000
+
     @contextlib.contextmanager
     def vec_write(self) -> Iterator[None]:
-        """One write transaction (it also serialises writers of the matrix files)."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """One write transaction (it also serialises writers of the matrix files). sqlite3.OperationalError
+        when another process keeps the write lock longer than vec_busy_ms."""
+        self.db.execute(f"PRAGMA busy_timeout = {int(self.vec_busy_ms)}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        finally:
+            self.db.execute("PRAGMA busy_timeout = 10000")  # the index's own (sqlite3.connect timeout=10)
         try:
             yield
             self.db.execute("COMMIT")

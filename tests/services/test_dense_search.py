@@ -301,3 +301,28 @@ def test_a_deleted_vector_file_is_noticed_and_embedded_again(hybrid, run, fake):
     res = run("embed")
     assert "re-embedding every card" in res.stderr and "embedded 5 cards" in res.stdout
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"
+
+
+def test_stats_says_how_many_cards_have_a_vector_and_never_the_key(hybrid, run, fake):
+    key = "sk-" + "proj-" + secrets.token_hex(16)
+    configure(hybrid, key_env="MY_EMBED_KEY")
+    data = run.json("stats", env={"MY_EMBED_KEY": key})["embeddings"]
+    assert data["cards_embedded"] == 0 and data["cards_missing"] == 5 and data["api_key"] == "env MY_EMBED_KEY (set)"
+    run("embed", env={"MY_EMBED_KEY": key})
+    out = run("stats", env={"MY_EMBED_KEY": key}).stdout
+    assert "5 card vectors, 0 cards without one" in out and key not in out
+    configure(hybrid, base_url="")
+    assert "off (search by words only)" in run("stats").stdout
+
+
+def test_episode_vectors_respect_the_project(hybrid, run, fake):
+    run("capture", "--project", "home", input='{"role":"user","content":"my brother wants a vehicle","session":"s"}\n'
+                                              '{"role":"assistant","content":"ok","session":"s"}\n')
+    run("embed", "--episodes")
+    assert any(h.kind == "episode" for h in search(hybrid, "automobile plans", episodes=True).hits)
+    hits = []
+    try:
+        hits = search(hybrid, "automobile plans", episodes=True, project="work").hits
+    except NoMatch:
+        pass
+    assert not any(h.kind == "episode" for h in hits)

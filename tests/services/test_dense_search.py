@@ -326,3 +326,37 @@ def test_episode_vectors_respect_the_project(hybrid, run, fake):
     except NoMatch:
         pass
     assert not any(h.kind == "episode" for h in hits)
+
+
+def test_embed_compacts_the_rows_edited_cards_left_behind(hybrid, run, fake):
+    from memvault.search.dense.embed import embed_missing
+    from memvault.search.dense.settings import from_section
+    from memvault.search.index import Index
+
+    run("embed")
+    write(hybrid,  # every card's text changes: five new rows, five old ones unused
+          card("c-261101-aaaa", "Lin bought an automobile in March", "paid in cash, blue hatchback, edited"),
+          card("c-261102-bbbb", "团队决定采用晨会制度", "每天九点开始"),
+          card("c-261103-cccc", "Postgres for the orders service", "edited", project="shop"),
+          card("c-261104-dddd", "Deploys only on weekdays", "edited", kind="rule"),
+          card("c-261105-eeee", "Invoices are sent on the first of the month", "edited"))
+    stray = hybrid / ".memvault" / "vectors-card-deadbeef.f32"  # left by a compaction killed midway
+    stray.write_bytes(b"\0" * 64)
+    settings = from_section({"base_url": fake.base_url, "model": "fake-e5"})
+    with Index(hybrid) as idx:
+        idx.refresh()
+        report = embed_missing(idx, settings, {}, compact_at=6)
+        assert report.embedded == {"card": 5} and not any("compacted" in n for n in report.notes)
+        assert idx.vec_next_slot("card") == 10
+        write(hybrid, card("c-261103-cccc", "Postgres for the orders service", "edited twice", project="shop"))
+        idx.refresh()
+        report = embed_missing(idx, settings, {}, compact_at=6)
+        assert "compacted the card vectors: 6 unused rows dropped" in report.notes
+        assert idx.vec_next_slot("card") == 5 and idx.vec_count("card") == 5
+    files = sorted(p.name for p in (hybrid / ".memvault").glob("vectors-card*.f32"))
+    assert len(files) == 1 and files[0] != "vectors-card.f32" and not stray.exists()
+    assert (hybrid / ".memvault" / files[0]).stat().st_size == 5 * 256 * 4
+    hit = search(hybrid, "which vehicle").hits[0]
+    assert hit.id == "c-261101-aaaa" and hit.why[0].startswith("meaning ")
+    assert search(hybrid, "每日站会").hits[0].id == "c-261102-bbbb"
+    assert run.json("embed")["embedded"] == {"card": 0}

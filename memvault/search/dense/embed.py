@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ from memvault.search.dense.client import EmbedClient
 from memvault.search.dense.settings import EmbedSettings
 
 SPACES = ("card", "episode")
+COMPACT_MIN = 1000  # compact a space once it has at least this many unused rows (and more unused than live)
 
 
 class EmbedReport:
@@ -74,29 +76,60 @@ def missing_count(idx, space: str, model: str) -> int:
 
 
 def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport) -> None:
-    """Forget the space's vectors when asked to, or when they come from another model (and say so)."""
+    """Forget the space's vectors when asked to, when they come from another model, or when their matrix file
+    lost rows (deleted or cut by hand); and say so."""
     meta = idx.vec_space(space)
-    short = meta is not None and meta[1] and store.row_count(idx.root, space, meta[1]) < idx.vec_next_slot(space)
+    name = idx.vec_file(space)
+    short = meta is not None and meta[1] and store.row_count(idx.root, name, meta[1]) < idx.vec_next_slot(space)
     if meta is not None and meta[0] == settings.model and not rebuild and not short:
         return
     with idx.vec_write():
         n = idx.vec_reset(space)
         idx.vec_set_space(space, settings.model, 0)
-    store.drop(idx.root, space)
+        idx.vec_set_file(space, None)
+    store.drop(idx.root, name)
     if meta is not None and meta[0] != settings.model:
         report.notes.append(f"model changed from {meta[0]} to {settings.model}: re-embedding every {space}"
                             f" ({n} stored vectors dropped)")
     elif short:
-        report.notes.append(f"{store.matrix_path(idx.root, space).name} is shorter than its key list (deleted or"
-                            f" cut): re-embedding every {space}")
+        report.notes.append(f"{name} is shorter than its key list (deleted or cut): re-embedding every {space}")
     elif rebuild and n:
         report.notes.append(f"--rebuild: {n} stored {space} vectors dropped")
 
 
+def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN) -> None:
+    """When unused rows (left by re-embedded items) are at least `at_least` and outnumber the live ones: write
+    the live rows to a new matrix file and move the key list to it in one transaction (store.py)."""
+    meta = idx.vec_space(space)
+    if meta is None or not meta[1]:
+        return
+    live = idx.vec_count(space)
+    dead = idx.vec_next_slot(space) - live
+    if dead < max(at_least, live, 1):
+        return
+    new = f"vectors-{space}-{os.urandom(4).hex()}.f32"
+    with idx.vec_write():  # no other writer while the rows move
+        old = idx.vec_file(space)
+        for stray in store.stray_files(idx.root, space, {old, new}):
+            store.drop(idx.root, stray)
+        rows = idx.vec_live_slots(space)
+        try:
+            store.compact_rows(idx.root, old, new, meta[1], [slot for _k, slot in rows])
+            idx.vec_relocate(space, [(key, i) for i, (key, _s) in enumerate(rows)])
+            idx.vec_set_file(space, new)
+        except BaseException:
+            store.drop(idx.root, new)
+            raise
+    store.drop(idx.root, old)
+    report.notes.append(f"compacted the {space} vectors: {dead} unused rows dropped")
+
+
 def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: Sequence[str] = ("card",), *,
                   rebuild: bool = False, limit: int | None = None, client: EmbedClient | None = None,
-                  on_progress: Callable[[str, int, int], None] | None = None) -> EmbedReport:
-    """Embed what is missing in `spaces` of the open, fresh index `idx`. Raises EmbedError (what was stored
+                  on_progress: Callable[[str, int, int], None] | None = None,
+                  compact_at: int | None = COMPACT_MIN) -> EmbedReport:
+    """Embed what is missing in `spaces` of the open, fresh index `idx`, then compact a space whose unused rows
+    reached `compact_at` (None: never, as a search's inline embedding). Raises EmbedError (what was stored
     before the failure stays stored)."""
     started = time.perf_counter()
     report = EmbedReport()
@@ -114,6 +147,8 @@ def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: 
             finally:
                 with idx.vec_write():
                     idx.vec_set_checked(space, None)  # the cached count of missing vectors is stale now
+            if compact_at is not None:
+                compact(idx, space, report, compact_at)
             report.total[space] = idx.vec_count(space)
     finally:
         if own:
@@ -160,7 +195,7 @@ def _embed_space(idx, client: EmbedClient, settings: EmbedSettings, space: str, 
             if not meta[1]:
                 idx.vec_set_space(space, settings.model, dim)
             slot = idx.vec_next_slot(space)
-            store.write_rows(idx.root, space, slot, vecs)
+            store.write_rows(idx.root, idx.vec_file(space), slot, vecs)
             idx.vec_put(space, [(k, s, h, slot + i) for i, (k, s, h, _t) in enumerate(batch)])
         report.embedded[space] += len(batch)
         if on_progress:

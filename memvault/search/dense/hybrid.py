@@ -56,10 +56,10 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
                 warnings.append(f"the stored {space} vectors are for model {meta[0]}, not {settings.model}:"
                                 f" run memvault embed")
             elif meta is not None and meta[1]:
-                if store.row_count(idx.root, space, meta[1]) < idx.vec_next_slot(space):
-                    warnings.append(f"{store.matrix_path(idx.root, space).name} is shorter than its key list:"
-                                    f" run memvault embed")
-                usable.append((space, meta[1]))
+                name = idx.vec_file(space)
+                if store.row_count(idx.root, name, meta[1]) < idx.vec_next_slot(space):
+                    warnings.append(f"{name} is shorter than its key list: run memvault embed")
+                usable.append((space, name, meta[1]))
         meaning, extra = _nearest(idx, opts, qvec, usable, lexical)
     except EmbedError as exc:
         return lexical, [*warnings, f"{exc.message}; showing word matches only"]
@@ -90,7 +90,7 @@ def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[
             # Trigger: a few cards without a vector (one just written). Why: cheap, and they are probably what the
             # next question is about. Outcome: embedded now; a failure (endpoint down, no numpy, wrong
             # dimension) would fail the question's vector too, so it ends the dense part (one warning).
-            embed_missing(idx, settings, env, ("card",), client=client)
+            embed_missing(idx, settings, env, ("card",), client=client, compact_at=None)
             missing = 0
         if missing > INLINE:
             warnings.append(f"{missing} cards have no vector yet: run memvault embed")
@@ -104,15 +104,15 @@ def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[
         return _QUERIES[key]
 
 
-def _nearest(idx: Index, opts: SearchOptions, qvec: list[float], usable: list[tuple[str, int]],
+def _nearest(idx: Index, opts: SearchOptions, qvec: list[float], usable: list[tuple[str, str, int]],
              lexical: list[Hit]) -> tuple[dict[str, float], dict[str, Hit]]:
     """(key -> cosine for the nearest items that pass the filters and for the lexical hits with a vector,
     key -> Hit for the items only the dense side found)."""
     meaning: dict[str, float] = {}
     extra: dict[str, Hit] = {}
     flt = CardFilter(opts.include_all, opts.project, opts.kind)
-    for space, dim in usable:
-        top, scores = store.nearest(idx.root, space, dim, qvec, NEAREST)
+    for space, name, dim in usable:
+        top, scores = store.nearest(idx.root, name, dim, qvec, NEAREST)
         if scores is None:
             continue
         slot_keys = idx.vec_slot_keys(space, top)

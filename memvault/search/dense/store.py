@@ -13,8 +13,10 @@ memory vault reaches; an approximate index can come later behind `nearest` if va
 `memvault[embed]` extra) is imported inside the functions: this module loads only when embeddings are on.
 
 Rows are written in place at their slot (vault.files.write_at, fsynced) before the key list records them, so a
-reader never maps a slot to a half-written row; slots of re-embedded items are garbage until the space is
-rebuilt (search/index/vectors.py maps only live slots to keys).
+reader never maps a slot to a half-written row. The row of a re-embedded item stays behind unused (the key
+list maps only live slots to keys) until `memvault embed` compacts: once unused rows outnumber live ones, the
+live rows go to a new file (written atomically under a new name), the key list moves to it in one
+transaction, and the old file is removed; a compaction killed midway leaves a stray file the next one deletes.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from memvault.errors import EmbedError
-from memvault.vault.files import remove_file, write_at
+from memvault.vault.files import atomic_write, remove_file, write_at
 
 
-def matrix_path(root: Path, space: str) -> Path:
-    return Path(root) / ".memvault" / f"vectors-{space}.f32"
+def matrix_path(root: Path, name: str) -> Path:
+    """The matrix file `name` (the key list's vec_file: vectors-card.f32, or a compacted generation)."""
+    return Path(root) / ".memvault" / name
 
 
 def _numpy():
@@ -51,27 +54,44 @@ def unit(vecs: Sequence[Sequence[float]]) -> Any:
     return arr / norms
 
 
-def write_rows(root: Path, space: str, slot: int, vecs: Sequence[Sequence[float]]) -> None:
-    """Write unit-length `vecs` at rows slot, slot+1, … of the space's matrix file (fsynced)."""
+def write_rows(root: Path, name: str, slot: int, vecs: Sequence[Sequence[float]]) -> None:
+    """Write unit-length `vecs` at rows slot, slot+1, … of the matrix file `name` (fsynced)."""
     arr = unit(vecs)
-    write_at(matrix_path(root, space), slot * arr.shape[1] * 4, arr.tobytes())
+    write_at(matrix_path(root, name), slot * arr.shape[1] * 4, arr.tobytes())
 
 
-def row_count(root: Path, space: str, dim: int) -> int:
-    """How many whole rows the space's matrix file holds (0 when it is missing)."""
+def compact_rows(root: Path, old: str, new: str, dim: int, slots: Sequence[int]) -> None:
+    """Write the rows `slots` of matrix `old`, in that order, as the new matrix file `new` (atomic)."""
+    np = _numpy()
+    m = _map(root, old, dim)
+    arr = np.asarray(m[list(slots)], dtype=np.float32) if m is not None and len(slots) else np.zeros((0, dim))
+    atomic_write(matrix_path(root, new), arr.astype(np.float32).tobytes())
+
+
+def stray_files(root: Path, space: str, keep: set[str]) -> list[str]:
+    """Matrix files of `space` the key list does not name (left by a compaction that was killed)."""
     try:
-        return os.path.getsize(matrix_path(root, space)) // (dim * 4) if dim else 0
+        names = os.listdir(Path(root) / ".memvault")
+    except FileNotFoundError:
+        return []
+    return [n for n in names if n.startswith(f"vectors-{space}") and n.endswith(".f32") and n not in keep]
+
+
+def row_count(root: Path, name: str, dim: int) -> int:
+    """How many whole rows the matrix file `name` holds (0 when it is missing)."""
+    try:
+        return os.path.getsize(matrix_path(root, name)) // (dim * 4) if dim else 0
     except FileNotFoundError:
         return 0
 
 
-def drop(root: Path, space: str) -> None:
-    remove_file(matrix_path(root, space))
+def drop(root: Path, name: str) -> None:
+    remove_file(matrix_path(root, name))
 
 
-def _map(root: Path, space: str, dim: int) -> Any:
+def _map(root: Path, name: str, dim: int) -> Any:
     np = _numpy()
-    path = matrix_path(root, space)
+    path = matrix_path(root, name)
     try:
         rows = os.path.getsize(path) // (dim * 4)
     except FileNotFoundError:
@@ -81,10 +101,11 @@ def _map(root: Path, space: str, dim: int) -> Any:
     return np.memmap(path, dtype=np.float32, mode="r", shape=(rows, dim))
 
 
-def nearest(root: Path, space: str, dim: int, query: Sequence[float], k: int) -> tuple[list[int], Any]:
-    """(the `k` best slots by cosine, best first; every slot's cosine as an array), or ([], None)."""
+def nearest(root: Path, name: str, dim: int, query: Sequence[float], k: int) -> tuple[list[int], Any]:
+    """(the `k` best slots of matrix `name` by cosine, best first; every slot's cosine as an array), or
+    ([], None)."""
     np = _numpy()
-    m = _map(root, space, dim)
+    m = _map(root, name, dim)
     if m is None:
         return [], None
     q = unit(query)[0]

@@ -17,7 +17,7 @@ from memvault.search.index.reads import marks
 
 FILE = "vectors.sqlite"
 _DDL = (
-    "CREATE TABLE IF NOT EXISTS vec.vmeta(space TEXT PRIMARY KEY, model TEXT, dim INTEGER)",
+    "CREATE TABLE IF NOT EXISTS vec.vmeta(space TEXT PRIMARY KEY, model TEXT, dim INTEGER, file TEXT)",
     "CREATE TABLE IF NOT EXISTS vec.vectors(space TEXT, key TEXT, src TEXT, text_hash TEXT, slot INTEGER,"
     " PRIMARY KEY(space, key))",
     "CREATE INDEX IF NOT EXISTS vec.vectors_slot ON vectors(space, slot)",
@@ -68,7 +68,25 @@ class VectorsMixin:
 
     def vec_set_space(self, space: str, model: str, dim: int) -> None:
         """Record the model and dimension (0: not known yet) of the vectors of `space`."""
-        self.db.execute("INSERT OR REPLACE INTO vec.vmeta(space, model, dim) VALUES (?, ?, ?)", (space, model, dim))
+        self.db.execute("INSERT INTO vec.vmeta(space, model, dim) VALUES (?, ?, ?) ON CONFLICT(space) DO UPDATE"
+                        " SET model = excluded.model, dim = excluded.dim", (space, model, dim))
+
+    def vec_file(self, space: str) -> str:
+        """The name of the space's matrix file under .memvault/ (a compaction writes a new one)."""
+        row = self.db.execute("SELECT file FROM vec.vmeta WHERE space = ?", (space,)).fetchone()
+        return row[0] if row and row[0] else f"vectors-{space}.f32"
+
+    def vec_set_file(self, space: str, name: str | None) -> None:
+        self.db.execute("UPDATE vec.vmeta SET file = ? WHERE space = ?", (name, space))
+
+    def vec_live_slots(self, space: str) -> list[tuple[str, int]]:
+        """(key, slot) of every stored vector of `space`, by slot."""
+        return self.db.execute("SELECT key, slot FROM vec.vectors WHERE space = ? ORDER BY slot", (space,)).fetchall()
+
+    def vec_relocate(self, space: str, moves: Sequence[tuple[str, int]]) -> None:
+        """Give keys new slots (key, slot): after a compaction wrote the live rows to a new file."""
+        self.db.executemany("UPDATE vec.vectors SET slot = ? WHERE space = ? AND key = ?",
+                            [(slot, space, key) for key, slot in moves])
 
     def vec_count(self, space: str) -> int:
         return self.db.execute("SELECT count(*) FROM vec.vectors WHERE space = ?", (space,)).fetchone()[0]

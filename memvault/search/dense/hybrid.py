@@ -33,7 +33,7 @@ from memvault.search.snippets import pending
 NEAREST = 50  # nearest vectors of a space considered per question (before the filters)
 INLINE = 8  # a search embeds at most this many cards that have no vector yet
 SEARCH_BUSY_MS = 300  # a search waits at most this long for another writer of the vectors (then: words only)
-_QUERIES: dict[tuple[str, str, bool, str], list[float]] = {}  # (endpoint, model, question) -> vector, this process
+_QUERIES: dict[tuple[str, str, bool, str], list[float]] = {}  # (endpoint, model, input_type, question) -> vector
 
 
 def key_of(hit: Hit) -> str:

@@ -56,5 +56,9 @@ class LLMError(MemvaultError, code=5):
     """The model endpoint failed or answered nonsense."""
 
 
+class EmbedError(MemvaultError, code=5):
+    """The embeddings endpoint failed or answered something unusable. Names the endpoint, never the key."""
+
+
 class Interrupted(MemvaultError, code=130):
     """Stopped by a signal (Ctrl-C)."""

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "timeline": ("read", "Cards in time order with supersede links."),
     "graph": ("read", "Neighbours of a card or entity; --html draws the vault."),
     "reindex": ("upkeep", "Rebuild the search index and entity pages."),
+    "embed": ("upkeep", "Embed new cards (and turns) for search by meaning."),
     "distill": ("write", "Turn pending episodes into memory cards."),
     "remember": ("write", "Write a memory card by hand."),
     "forget": ("write", "Retract or purge a card."),

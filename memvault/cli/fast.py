@@ -128,11 +128,13 @@ def run(opts: dict[str, Any]) -> int:
         options = svc.options_from(
             cfg["search"], cfg["kinds"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),
             include_all=opts.get("include_all"), hops=opts.get("hops"), episodes=opts.get("episodes"),
-            snippet_chars=opts.get("snippet_chars"))
+            snippet_chars=opts.get("snippet_chars"), embeddings=cfg.get("embeddings"))
         result = mark_conflicts(root, svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"]))
     except MemvaultError as exc:
+        warn(getattr(exc, "warnings", ()))
         sys.stderr.write(f"memvault: {exc.message}\n")
         return exc.exit_code
+    warn(result.warnings)
     text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) if opts.get("as_json") else render_text(result)
     try:
         sys.stdout.write(text + "\n")
@@ -141,6 +143,12 @@ def run(opts: dict[str, Any]) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     return 0
+
+
+def warn(lines) -> None:
+    """What the dense layer had to say (it fell back to words, cards without vectors): stderr, once each."""
+    for line in dict.fromkeys(lines or ()):
+        sys.stderr.write(f"memvault: warning: {line}\n")
 
 
 def try_search(argv: list[str]) -> int | None:

@@ -25,6 +25,15 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
     else:  # no endpoint: `distill` (engine auto) runs the offline engine
         rows.append(("llm", "no endpoint configured: distill uses the offline engine"))
     rows.append(("api key", llm["api_key"]))
+    emb = data.get("embeddings") or {}
+    if emb.get("base_url"):
+        rows.append(("embeddings", f"{emb['model']} at {emb['base_url']}: {emb['cards_embedded']} card vectors,"
+                                   f" {emb['cards_missing']} cards without one (`memvault embed`)"
+                                   + (f"; stored vectors are for {emb['stored_model']}"
+                                      if emb["stored_model"] and emb["stored_model"] != emb["model"] else "")))
+        rows.append(("embed key", emb["api_key"]))
+    else:
+        rows.append(("embeddings", "off (search by words only)"))
     if data.get("damaged"):
         rows.append(("damaged", f"{data['damaged']} lines/files (run `memvault doctor`)"))
     width = max(len(label) for label, _ in rows)

@@ -88,11 +88,16 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: boo
     vault = ctx.vault()
     cfg = svc.settings(vault.root, ctx.env)
     opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
-                            include_all=bool(all), episodes=bool(episodes))
+                            include_all=bool(all), episodes=bool(episodes), embeddings=cfg.get("embeddings"))
     try:
-        data = svc.run_search(vault.root, query, opts, deny=cfg["deny"]).to_json()
-    except NoMatch:
+        result = svc.run_search(vault.root, query, opts, deny=cfg["deny"], env=ctx.env)
+        data = result.to_json()
+        warnings = result.warnings
+    except NoMatch as exc:
         data = {"query": query, "intent": None, "terms": [], "count": 0, "hits": []}
+        warnings = getattr(exc, "warnings", ())
+    if warnings:  # the dense layer fell back to words, or cards have no vector yet (the CLI's stderr lines)
+        data["warnings"] = list(dict.fromkeys(warnings))
     # run_search has redacted what a hit shows (title, snippet) with the vault's rules, as for the CLI; the
     # readable text is redacted once more below. (A second pass over the data would cost ~10 % of a call.)
     lines = [f"{data['count']} hits for the query"]
@@ -103,6 +108,7 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: boo
             lines.append(f"  why: {'; '.join(h['why'])}")
         if h.get("snippet"):
             lines.append(f"  {h['snippet']}")
+    lines += [f"warning: {w}" for w in data.get("warnings", [])]
     return _reply(ctx, data, lines)
 
 

@@ -2,11 +2,13 @@
 
 Owns: tokenising (tokenize), BM25 scoring (bm25), the derived SQLite index with every SQL statement of
 memvault (index/), query analysis (intent, query), card ranking (ranking), episode search (episodes), what a
-hit shows (snippets), the result tuples (results), and the entry point with settings and options (service).
+hit shows (snippets), the result tuples (results), the entry point with settings and options (service), and
+the optional dense layer (dense/: embeddings client, vector files, fused search; off unless configured).
 A query flows service -> query / ranking / episodes -> index, never back up.
 
 May import: the core (memvault.errors, model, choices), redact, and vault (locate at module level; codec and
 store only lazily, on slow paths). Must not import: capture (a sibling), distill, views, cli. Must not open
-files for writing except the index's own SQLite file under `.memvault/`. No module-level import of yaml,
+files for writing except the index's own SQLite files under `.memvault/` (the dense layer's vector matrix goes
+through vault.files). No module-level import of yaml,
 rapidfuzz, snowballstemmer or jieba on the search path (cli/fast.py imports search.service at every search).
 """

@@ -23,6 +23,7 @@ class SearchOptions(NamedTuple):
     name_floor: float = 0.0  # search.name_floor: share of the query a hit resting on one entity name must cover
     expansion_floor: float = 0.0  # search.expansion_floor: the same for a hit resting on expansions only
     recency_half_life_days: float = 0.0  # search.recency_half_life_days: the recency prior (0 = off)
+    embeddings: Any = None  # search.dense.settings.EmbedSettings when the dense layer is on, else None
 
 
 class Hit(NamedTuple):
@@ -57,6 +58,7 @@ class SearchResult(NamedTuple):
     intent: str  # current | history
     terms: tuple[str, ...]
     hits: tuple[Hit, ...]
+    warnings: tuple[str, ...] = ()  # one line each, for stderr (the dense layer fell back to words …); not in JSON
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "intent": self.intent, "terms": list(self.terms),

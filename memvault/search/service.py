@@ -16,10 +16,14 @@ Pipeline for one query:
    search.expansion_floor; off by default).
 4. Entity hops from the best hits, damped for hub entities; superseded cards demoted unless the question asks
    about history; retracted cards only with `include_all`.
+5. Only with `embeddings:` configured (opts.embeddings): the dense layer (search/dense/hybrid.py) embeds the
+   question, adds its nearest cards (and turns) under the same filters, and fusion.fuse orders both; a dead
+   endpoint leaves the lexical order and a warning in SearchResult.warnings. With embeddings off nothing of
+   search/dense is imported (no numpy, no httpx).
 
 Modules: intent (marker words), query (analysis, candidate budget), ranking (cards: BM25F, hops, supersede
 chains, status rules), episodes (turns and their context), snippets (what a hit shows), results (the tuples),
-index/ (all SQL). This module: settings, options, run_search (refresh, search, freshness re-check, redaction).
+fusion (lexical + dense order), dense/ (the optional embeddings layer), index/ (all SQL). This module: settings, options, run_search (refresh, search, freshness re-check, redaction).
 A query flows service -> query/ranking/episodes -> index, never back. Kept cheap to import for the search fast
 path (cli/fast.py): no module-level yaml, rapidfuzz, snowballstemmer or jieba; redact is imported at use.
 Re-exports the names other packages import from here (run_search, options_from, settings, SearchOptions, Hit,
@@ -63,7 +67,7 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
         data = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("key") == key and "kinds" in data:
+        if data.get("key") == key and "embeddings" in data:
             return data
     except (OSError, ValueError):
         pass
@@ -71,7 +75,7 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
 
     cfg = read_config(root, env)
     data = {"key": key, "search": dict(cfg.section("search")), "deny": list(cfg.section("redact").get("deny") or []),
-            "kinds": list(cfg.kinds)}
+            "kinds": list(cfg.kinds), "embeddings": dict(cfg.section("embeddings"))}
     try:
         if not racy:
             atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))
@@ -109,6 +113,15 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
         "name_floor": float(cfg.get("name_floor", 0.0)), "expansion_floor": float(cfg.get("expansion_floor", 0.0)),
         "recency_half_life_days": float(cfg.get("recency_half_life_days", RECENCY_HALF_LIFE_DAYS)),
     }
+    emb = overrides.pop("embeddings", None)
+    if emb is not None and not isinstance(emb, tuple):  # the `embeddings:` section (a tuple: already parsed)
+        if emb.get("base_url"):
+            from memvault.search.dense.settings import from_section  # only when the dense layer is on
+
+            emb = from_section(emb)
+        else:
+            emb = None
+    base["embeddings"] = emb
     base.update({k: v for k, v in overrides.items() if v is not None})
     if base["mode"] not in tokenize.MODES:
         raise UsageError(f"search.chinese must be one of {', '.join(tokenize.MODES)}")
@@ -121,21 +134,27 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
     return SearchOptions(**base)
 
 
-def run_search(root: Path, query: str, opts: SearchOptions, deny: list[str] | None = None) -> SearchResult:
-    """Open (and refresh) the index of the vault at `root`, search, and redact what is shown."""
+def run_search(root: Path, query: str, opts: SearchOptions, deny: list[str] | None = None,
+               env: Mapping[str, str] | None = None) -> SearchResult:
+    """Open (and refresh) the index of the vault at `root`, search, and redact what is shown. With
+    `opts.embeddings` the dense layer joins in (its key comes from `env`, default os.environ); what it has to
+    say (fell back to words, cards without vectors) comes back in `warnings`, also with NoMatch."""
     if not query.strip():
         raise UsageError("empty query")
+    env = os.environ if env is None else env
     with Index(root, opts.mode, opts.stat_all_below) as idx:
         idx.refresh(episodes=opts.episodes)
-        result = search_index(idx, query, opts)
+        result = search_index(idx, query, opts, env)
         # A hit whose file changed since the index saw it (edited in place): re-index and search again, once.
         rowids = [h.rowid for h in result.hits if h.rowid is not None]
         if rowids and not idx.verify_cards(rowids):
-            result = search_index(idx, query, opts)
+            result = search_index(idx, query, opts, env)
     hits = tuple(_redacted(h, deny or []) for h in result.hits)
     if not hits:
-        raise NoMatch("no match")
-    return SearchResult(result.query, result.intent, result.terms, hits)
+        exc = NoMatch("no match")
+        exc.warnings = result.warnings  # type: ignore[attr-defined]
+        raise exc
+    return SearchResult(result.query, result.intent, result.terms, hits, result.warnings)
 
 
 def _redacted(hit: Hit, deny: list[str]) -> Hit:
@@ -160,8 +179,9 @@ def _rules(deny: tuple[str, ...]):
 # ---------------------------------------------------------------- one search
 
 
-def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
-    """One search on an open, fresh index: analyse, rank cards (and episodes), order, keep `opts.limit`."""
+def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, str] | None = None) -> SearchResult:
+    """One search on an open, fresh index: analyse, rank cards (and episodes), order (fused with the dense
+    ranking when `opts.embeddings` is set), keep `opts.limit`."""
     q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and opts.synonyms and not opts.bm25_only)
     hits = search_cards(idx, q, opts)
     if opts.episodes:
@@ -176,10 +196,15 @@ def search_index(idx: Index, query: str, opts: SearchOptions) -> SearchResult:
     hits.sort(key=lambda h: h.id)
     hits.sort(key=lambda h: h.created, reverse=q.intent != "history")
     hits.sort(key=lambda h: -round(h.score, 6))
+    warnings: list[str] = []
+    if opts.embeddings is not None and not opts.bm25_only:
+        from memvault.search.dense.hybrid import fuse_hits  # only when the dense layer is on: numpy, httpx
+
+        hits, warnings = fuse_hits(idx, query, opts, hits, os.environ if env is None else env)
     words = surface_words(query, opts.mode, opts.episodes)
     shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
                              snippet=settle(h.snippet, opts.snippet_chars)) for h in hits[: opts.limit])
-    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown)
+    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown, warnings=tuple(warnings))
 
 
 def open_root(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> Path:

@@ -48,7 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "llm": {
         "base_url": "",
         "model": "qwen2.5:7b-instruct",
-        "api_key_env": "MEMVAULT_LLM_API_KEY",
+        "api_api_key_env": "MEMVAULT_LLM_API_KEY",
         "timeout": 120,
         "temperature": 0.0,
         "max_output_tokens": 4096,
@@ -96,13 +96,17 @@ DEFAULTS: dict[str, Any] = {
     "context": {"budget_tokens": 2000},
     "consolidate": {"fold": True, "fold_after_days": 90, "fold_min_cards": 4, "fold_max_cards": 8,
                     "fold_max_chars": 280, "fold_kinds": ["fact", "event", "decision", "preference", "rule"]},
+    # The optional dense ("meaning") layer: any OpenAI-compatible POST {base_url}/embeddings. Empty base_url = off.
+    # admit/reject are search.fusion.fuse's gates; None = the defaults measured there.
+    "embeddings": {"base_url": "", "model": "", "api_key_env": "", "dimensions": 0, "batch": 64, "timeout": 10.0,
+                   "query_prefix": "", "passage_prefix": "", "input_type": False, "admit": None, "reject": None},
 }
 
 # Environment overrides: variable -> (section, key, type). The API key itself is never a setting.
 ENV_OVERRIDES = {
     "MEMVAULT_LLM_BASE_URL": ("llm", "base_url", str),
     "MEMVAULT_LLM_MODEL": ("llm", "model", str),
-    "MEMVAULT_LLM_API_KEY_ENV": ("llm", "api_key_env", str),
+    "MEMVAULT_LLM_API_KEY_ENV": ("llm", "api_api_key_env", str),
     "MEMVAULT_LLM_TIMEOUT": ("llm", "timeout", float),
     "MEMVAULT_LLM_TEMPERATURE": ("llm", "temperature", float),
     "MEMVAULT_LLM_MAX_OUTPUT_TOKENS": ("llm", "max_output_tokens", int),

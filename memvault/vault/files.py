@@ -170,3 +170,19 @@ def ensure_dir(path: Path) -> Path:
     """The folder `path`, created with its parents if missing."""
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def write_at(path: Path, offset: int, data: bytes) -> None:
+    """Write `data` at byte `offset` of `path` (created if missing), then fsync: the rows of a derived matrix
+    file (search/dense), whose caller records them as valid only after this returns."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(fd, view, offset)
+            view = view[written:]
+            offset += written
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,4 +1,5 @@
-"""stats: counts per layer and project, newest episode, the configured endpoint and where its key comes from."""
+"""stats: counts per layer and project, newest episode, the configured endpoints (LLM, embeddings) and where
+their keys come from, and how many cards have a vector."""
 
 from __future__ import annotations
 
@@ -21,6 +22,18 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         problems.extend(idx.refresh().problems)
         statuses = idx.status_counts()
         card_projects = idx.project_counts()
+        emb = dict(vault.config.section("embeddings"))
+        embeddings: dict[str, Any] = {"base_url": emb.get("base_url") or ""}
+        if embeddings["base_url"]:
+            idx.attach_vectors()
+            meta = idx.vec_space("card")
+            embeddings.update({
+                "model": emb.get("model"), "stored_model": meta[0] if meta else None,
+                "dimensions": meta[1] if meta else 0, "cards_embedded": idx.vec_count("card"),
+                "cards_missing": idx.vec_missing_card_count(), "episodes_embedded": idx.vec_count("episode"),
+                # The variable the key would come from, and whether it is set; never the key itself.
+                "api_key": (f"env {emb['api_key_env']} ({'set' if env.get(emb['api_key_env']) else 'not set'})"
+                            if emb.get("api_key_env") else "none")})
     n_cards = sum(statuses.values())
     journal = vault.journal(problems=problems)
     distilled = distilled_ids(journal)
@@ -49,4 +62,5 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
             # Where the key would come from, and whether it is set; never the key itself.
             "api_key": f"env {key_env} ({'set' if env.get(key_env) else 'not set'})",
         },
+        "embeddings": embeddings,
     }

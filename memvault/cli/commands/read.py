@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app, err
-from memvault.errors import UsageError
+from memvault.errors import NoMatch, UsageError
 
 app = sub_app()
 
@@ -36,10 +36,16 @@ def search(
     root = svc.open_root(state.get("vault"), os.environ)
     cfg = svc.settings(root, os.environ)
     opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
-                            include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars)
-    from memvault.cli.fast import mark_conflicts, render_text  # shared with the Typer-free fast path
+                            include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars,
+                            embeddings=cfg.get("embeddings"))
+    from memvault.cli.fast import mark_conflicts, render_text, warn  # shared with the Typer-free fast path
 
-    result = mark_conflicts(root, svc.run_search(root, " ".join(query), opts, deny=cfg["deny"]))
+    try:
+        result = mark_conflicts(root, svc.run_search(root, " ".join(query), opts, deny=cfg["deny"]))
+    except NoMatch as exc:
+        warn(getattr(exc, "warnings", ()))
+        raise
+    warn(result.warnings)
     if as_json:
         print_json(result.to_json())
         return

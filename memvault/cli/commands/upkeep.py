@@ -95,6 +95,55 @@ def reindex(
                    f" in {result.seconds:.2f} s; entity pages {result.pages}")
 
 
+@app.command()
+@guard
+def embed(
+    episodes: Annotated[bool, typer.Option("--episodes", "-e", help="Embed raw turns too (for search --episodes).")] = False,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Forget every stored vector and embed all again.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Embed the cards (and raw turns) that have no vector yet, for search by meaning (embeddings: in
+    memvault.yaml). Incremental and resumable: an interrupted run keeps what it stored; run it again.
+
+    Example: memvault embed --episodes
+    """
+    from memvault.views.embed import embed_vault
+
+    vault = open_vault()
+    with _progress(enabled=not as_json and sys.stderr.isatty()) as tick:
+        report = embed_vault(vault, os.environ, episodes=episodes, rebuild=rebuild, on_progress=tick)
+    for note in report.notes:
+        err(note)
+    if as_json:
+        print_json(report.to_json())
+        return
+    done = ", ".join(f"{report.embedded.get(s, 0)} {s}s" for s in report.total)
+    stored = ", ".join(f"{n} {s}s" for s, n in report.total.items())
+    typer.echo(f"embedded {done} with {report.model} ({report.dim} dimensions) in {report.seconds:.2f} s;"
+               f" vectors stored: {stored}")
+
+
+def _progress(enabled: bool):
+    """A rich progress bar on a terminal (on_progress(space, done, total)); a no-op elsewhere."""
+    import contextlib
+
+    if not enabled:
+        return contextlib.nullcontext(None)
+
+    @contextlib.contextmanager
+    def bar():
+        from rich.progress import Progress
+
+        tasks: dict[str, Any] = {}
+        with Progress(transient=True) as prog:
+            def tick(space: str, done: int, total: int) -> None:
+                if space not in tasks:
+                    tasks[space] = prog.add_task(f"embedding {space}s", total=total)
+                prog.update(tasks[space], completed=done)
+            yield tick
+    return bar()
+
+
 @app.command("export")
 @guard
 def export_cmd(

@@ -94,6 +94,7 @@ def distill_cmd(
         summaries.append(summary)
         if not dry_run:
             redraw_graph(vault)
+            _embed_new(vault)
         if summary.failed or dry_run:
             break
     failed = any(s.failed for s in summaries)
@@ -131,6 +132,17 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
         for item in (upkeep["reflect"] or {}).get("written", []):
             typer.echo(f"reflection in {item['project']}: {item['id']} (rests on {len(item['cards'])} cards)")
     return upkeep
+
+
+def _embed_new(vault) -> None:
+    """With embeddings on, the new cards get their vectors now, best effort: a failure only warns."""
+    if not vault.config.section("embeddings").get("base_url"):
+        return
+    from memvault.views.embed import embed_new_cards
+
+    warning = embed_new_cards(vault, os.environ)
+    if warning:
+        err(f"warning: {warning}")
 
 
 def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, extra: dict | None = None) -> None:
@@ -197,6 +209,7 @@ def remember(
                           project=project, supersedes=supersedes or [], valid_from=valid_from,
                           subject=subject, field=field, value=value)
     redraw_graph(vault)
+    _embed_new(vault)
     if as_json:
         print_json(result.to_json())
     else:

@@ -1,7 +1,8 @@
 """The Index object: opening, closing and clearing the index, meta values, and the refresh transaction.
 
 The work is done by mixins, one per part of the index: cards.py (card files), entities.py (entity pages and
-names), episodes.py (episode day files), reads.py (what ranking reads), browse.py (what views read).
+names), episodes.py (episode day files), reads.py (what ranking reads), browse.py (what views read),
+vectors.py (the key list of the dense layer, attached only when embeddings are on).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from memvault.search.index.entities import EntitiesMixin
 from memvault.search.index.episodes import EpisodesMixin
 from memvault.search.index.reads import ReadsMixin, marks
 from memvault.search.index.report import RefreshReport
+from memvault.search.index.vectors import VectorsMixin
 
 
-class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
+class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, VectorsMixin):
     """An open index of one vault. Use as a context manager; `refresh()` brings it up to date."""
 
     def __init__(self, root: Path, mode: str = "bigram", stat_all_below: int = 5000):
@@ -76,6 +78,8 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
                 if episodes:
                     self._refresh_episodes(report)
                 self._save_totals()
+                if report.changed:
+                    self._new_generation()
                 self.db.execute("COMMIT")
                 return report
             except sqlite3.OperationalError as exc:
@@ -88,6 +92,14 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
                 self._totals_cache = None
                 raise
         raise AssertionError("unreachable")
+
+    def _new_generation(self) -> None:
+        """A new random stamp whenever cards or episodes changed: what the dense layer keys its cached count
+        of items without a vector on (random, not a counter: a rebuilt index must not repeat an old stamp)."""
+        self.set_meta("generation", os.urandom(8).hex())
+
+    def generation(self) -> str:
+        return self.meta("generation", "") or ""
 
     def card_count(self) -> int:
         return int(self.meta("n_cards", "0") or 0)
@@ -115,6 +127,8 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin):
             for path, month, old in stale:
                 self.index_card_file(path, month, report, old)
             self._save_totals()
+            if report.changed:
+                self._new_generation()
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

@@ -1,0 +1,122 @@
+"""A client for any OpenAI-compatible POST {base_url}/embeddings (Ollama, llama.cpp server, vLLM, OpenAI,
+memvault[embed]'s local server).
+
+httpx is imported only when a request is made. Texts go in batches of `batch`; a 5xx answer is retried once;
+every failure is an EmbedError naming the endpoint and what went wrong, never the key, the texts sent, or the
+body the server answered (it may echo them). Vectors are checked: one per text, all of one length, and that
+length must be `dimensions` when the setting is not 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from memvault.errors import EmbedError
+from memvault.search.dense.settings import EmbedSettings
+
+
+class EmbedClient:
+    def __init__(self, settings: EmbedSettings, env: Mapping[str, str], timeout: float | None = None):
+        self.settings = settings
+        self.endpoint = settings.endpoint
+        self.timeout = timeout or settings.timeout
+        self._headers = {"Content-Type": "application/json"}
+        if settings.api_key_env:
+            key = env.get(settings.api_key_env)
+            if not key:
+                # Named only when it looks like a conventional variable name: a key pasted into api_key_env by
+                # mistake must not be echoed.
+                name = settings.api_key_env if re.fullmatch(r"[A-Z_][A-Z0-9_]{0,63}", settings.api_key_env) else ""
+                raise EmbedError(f"the environment variable named by embeddings.api_key_env{' (' + name + ')' if name else ''}"
+                                 " is not set")
+            if not key.isascii() or any(c in key for c in "\r\n"):
+                raise EmbedError(f"the API key in {settings.api_key_env} cannot be sent in an HTTP header")
+            self._headers["Authorization"] = f"Bearer {key}"
+        self._http: Any = None
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    def __enter__(self) -> EmbedClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def embed(self, texts: Sequence[str], kind: str = "passage",
+              on_batch: Callable[[int, list[list[float]]], None] | None = None) -> list[list[float]]:
+        """Vectors for `texts` (kind "query" or "passage": picks the prefix and the input_type), in order.
+        With `on_batch`, each batch's vectors are handed over as they come (start index, vectors)."""
+        s = self.settings
+        prefix = s.query_prefix if kind == "query" else s.passage_prefix
+        out: list[list[float]] = []
+        for start in range(0, len(texts), s.batch):
+            chunk = [prefix + t for t in texts[start:start + s.batch]]
+            vecs = self._post(chunk, kind)
+            if on_batch is not None:
+                on_batch(start, vecs)
+            out.extend(vecs)
+        return out
+
+    def _client(self) -> Any:
+        if self._http is None:
+            import httpx  # here: a search with embeddings off never loads it
+
+            # Plain http:// (a local server) never uses TLS: skip loading the CA store, ~17 ms per search.
+            verify = self.endpoint.startswith("https://")
+            self._http = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
+                                      headers=self._headers, trust_env=False, verify=verify)
+        return self._http
+
+    def _post(self, inputs: list[str], kind: str) -> list[list[float]]:
+        import httpx
+
+        body: dict[str, Any] = {"model": self.settings.model, "input": inputs}
+        if self.settings.input_type:
+            body["input_type"] = kind
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        where = f"embeddings endpoint {self.endpoint}"
+        for attempt in (1, 2):
+            try:
+                resp = self._client().post(self.endpoint, content=data)
+            except httpx.TimeoutException:
+                raise EmbedError(f"{where}: timed out after {self.timeout:g} s") from None
+            except httpx.ConnectError:
+                raise EmbedError(f"{where}: cannot connect (is the server running?)") from None
+            except httpx.HTTPError as exc:
+                raise EmbedError(f"{where}: request failed ({type(exc).__name__})") from None
+            if resp.status_code >= 500 and attempt == 1:
+                continue
+            if resp.status_code != 200:
+                hint = " (check the key named by embeddings.api_key_env)" if resp.status_code in (401, 403) else ""
+                hint = hint or (" (check embeddings.model and base_url)" if resp.status_code in (400, 404, 422) else "")
+                raise EmbedError(f"{where}: HTTP {resp.status_code}{hint}")
+            return self._parse(resp.content, len(inputs), where)
+        raise AssertionError("unreachable")
+
+    def _parse(self, raw: bytes, n: int, where: str) -> list[list[float]]:
+        try:
+            doc = json.loads(raw)
+            items = doc["data"]
+            items = sorted(items, key=lambda d: d.get("index", 0)) if all("index" in d for d in items) else items
+            vecs = [[float(x) for x in d["embedding"]] for d in items]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise EmbedError(f"{where}: the answer is not an OpenAI embeddings list ({len(raw)} bytes)") from None
+        if len(vecs) != n:
+            raise EmbedError(f"{where}: sent {n} texts, got {len(vecs)} vectors back")
+        dims = {len(v) for v in vecs}
+        if len(dims) > 1 or 0 in dims:
+            raise EmbedError(f"{where}: vectors of different or zero lengths in one answer")
+        dim = dims.pop() if dims else 0
+        want = self.settings.dimensions
+        if want and dim != want:
+            raise EmbedError(f"{where}: returned {dim}-dimensional vectors, but embeddings.dimensions is {want}")
+        if any(not math.isfinite(x) for v in vecs for x in v):
+            raise EmbedError(f"{where}: returned a vector with NaN or infinite values")
+        return vecs

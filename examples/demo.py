@@ -78,7 +78,7 @@ def hybrid(vault: Path) -> None:
                      f"  dimensions: {info['dimensions']}\n")
         sh("embed")
         print("\n# no word of these questions is on the card they find: `why` says meaning")
-        sh("search", "--why", "where do we host the app", "--limit", "3")
+        sh("search", "--why", "什么时候发布测试版", "--limit", "3")
         sh("search", "--why", "我们最后用哪个数据库", "--limit", "3")
 
 

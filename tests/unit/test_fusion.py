@@ -6,7 +6,7 @@ from memvault.search.fusion import fuse
 def test_both_sides_agreeing_beats_one_side():
     lexical = [("a", 9.0), ("b", 5.0)]
     meaning = {"b": 0.9, "c": 0.95}
-    keys = [f.key for f in fuse(lexical, meaning, admit=0.5)]
+    keys = [f.key for f in fuse(lexical, meaning, admit=0.5, rule="rrf")]
     assert keys[0] == "b"
     assert set(keys) == {"a", "b", "c"}
 
@@ -19,6 +19,60 @@ def test_dense_only_needs_admit_and_lexical_below_reject_is_dropped():
     assert out[0].meaning == 0.8 and out[0].lexical
 
 
+def test_the_chosen_defaults_keep_lexical_order_on_words_and_add_paraphrases_after():
+    # e5-like cosines: everything sits in 0.75-0.90. With the defaults (wsum 0.8, window 0.3, admit 0.86) a
+    # clearly better lexical hit stays first, meaning breaks a lexical near-tie, a dense-only item at or above
+    # 0.86 is shown after the lexical hits, one below is not, and no lexical hit is dropped for its cosine.
+    lexical = [("a", 10.0), ("b", 5.0), ("c", 4.9)]
+    meaning = {"a": 0.80, "b": 0.78, "c": 0.88, "p": 0.87, "q": 0.85}
+    out = fuse(lexical, meaning)
+    assert [f.key for f in out] == ["a", "c", "b", "p"]
+    assert [f.lexical for f in out] == [True, True, True, False]
+    assert out[3].meaning == 0.87
+
+
 def test_no_vectors_keeps_the_lexical_order():
     lexical = [("x", 3.0), ("y", 2.0), ("z", 1.0)]
     assert [f.key for f in fuse(lexical, {})] == ["x", "y", "z"]
+
+
+def test_every_rule_ranks_agreement_first_and_keeps_the_gates():
+    from memvault.search.fusion import RULES
+
+    lexical = [("a", 9.0), ("b", 8.0), ("n", 7.0)]
+    meaning = {"b": 0.88, "c": 0.87, "a": 0.80, "n": 0.70, "z": 0.75}
+    for rule in RULES:
+        out = fuse(lexical, meaning, rule=rule, admit=0.85, reject=0.72, window=0.1, weight=0.5, k=10)
+        keys = [f.key for f in out]
+        assert keys[0] == "b", rule  # strong on both sides
+        assert "n" not in keys, rule  # lexical hit whose meaning is too far: rejected
+        assert "z" not in keys and "c" in keys, rule  # dense-only hits need `admit`
+        assert {f.key: f.lexical for f in out} == {"a": True, "b": True, "c": False}, rule
+
+
+def test_normalised_rules_read_cosines_relative_to_the_best_over_a_window():
+    # Same lexical side, two meaning maps that differ only by a constant shift of every cosine (another model,
+    # another query length): maxmin and wsum rank the same, since cosines are read against the query's best.
+    lexical = [("a", 2.0), ("b", 1.0)]
+    low = {"a": 0.70, "b": 0.78, "c": 0.76}
+    high = {k: v + 0.12 for k, v in low.items()}
+    for rule in ("maxmin", "wsum"):
+        ranks = [[f.key for f in fuse(lexical, m, rule=rule, admit=0.0, window=0.1)] for m in (low, high)]
+        assert ranks[0] == ranks[1], rule
+    # outside the window a cosine adds nothing: "a" is 0.08 below the best with window 0.05
+    out = {f.key: f.score for f in fuse(lexical, low, rule="wsum", weight=0.5, window=0.05, admit=0.0)}
+    assert out["a"] == 0.5 and out["b"] == 0.5 * 0.5 + 0.5
+
+
+def test_maxmin_is_max_plus_weight_times_min():
+    out = fuse([("a", 4.0), ("b", 2.0)], {"a": 0.80, "b": 0.90}, rule="maxmin", weight=0.3, window=0.2)
+    got = {f.key: round(f.score, 6) for f in out}
+    assert got == {"a": round(1.0 + 0.3 * 0.5, 6), "b": round(1.0 + 0.3 * 0.5, 6)}
+    assert [f.key for f in out] == ["a", "b"]  # a tie is broken by key
+
+
+def test_an_unknown_rule_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError):
+        fuse([("a", 1.0)], {}, rule="borda")

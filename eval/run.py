@@ -203,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--check", action="store_true", help="verify the hard question rules and exit")
     ap.add_argument("--by-lang", action="store_true", help="also print memvault's figures per type and language")
+    ap.add_argument("--embed-server", action="store_true",
+                    help="also measure hybrid search as the product runs it: start `memvault embed-server` (the embed "
+                         "extra), configure the fixture copy's embeddings:, `memvault embed`, search with it on")
     ap.add_argument("--half-life", type=float, default=None,
                     help="override search.recency_half_life_days (the recency prior; 0 = off)")
     args = ap.parse_args(argv)
@@ -220,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         prior = {} if args.half_life is None else {"recency_half_life_days": args.half_life}
         results = {
             "memvault": measure(engine(root, mode=args.mode, **prior), questions),
+            **({"hybrid": hybrid_measure(root, questions, args.mode, prior)} if args.embed_server else {}),
             "bm25-only": measure(engine(root, mode=args.mode, bm25_only=True, floor=0.0, hops=0), questions),
             "grep": measure(grep_baseline(root), questions),
         }
@@ -232,10 +236,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{elapsed:.1f} s")
     for name, res in results.items():
         print(f"{name:10s} {fmt(res['all'])}")
-    print("\nper question set (memvault | bm25-only | grep):")
+    print(f"\nper question set ({' | '.join(results)}):")
     for k in results["memvault"]["sets"]:
         print(f"  {k:15s} " + " | ".join(fmt(results[n]["sets"][k]) for n in results))
-    print("\nper type (memvault | bm25-only | grep):")
+    print(f"\nper type ({' | '.join(results)}):")
     for t in results["memvault"]["types"]:
         print(f"  {t:15s} " + " | ".join(fmt(results[n]["types"][t]) for n in results))
     if args.by_lang:
@@ -254,6 +258,54 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {r['id']} {r['type']:15s} rank={r.get('rank')} fp={r.get('fp')} {r['query']!r}"
                       f" expect={r['expect']} got={r['got']}")
     return 0
+
+
+def hybrid_measure(root: Path, questions: list[dict], mode: str, prior: dict) -> dict:
+    """The questions through the product's hybrid search: embed-server as a child process, the vault's
+    `embeddings:` section pointed at it (query/passage sides sent as input_type), `memvault embed`, run_search."""
+    import os
+    import subprocess
+
+    from memvault.vault.store import Vault
+    from memvault.views.embed import embed_vault
+
+    proc = subprocess.Popen([sys.executable, "-m", "memvault", "embed-server", "--json"], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        info = json.loads(proc.stdout.readline())
+        path = root / "memvault.yaml"
+        section = {"base_url": info["base_url"], "model": info["model"], "dimensions": info["dimensions"],
+                   "input_type": True}
+        _set_section(path, "embeddings", section)
+        embed_vault(Vault.open(root, os.environ), os.environ)
+        opts = search.options_from({}, mode=mode, embeddings=Vault.open(root, os.environ).config.section("embeddings"),
+                                   **prior)
+
+        def ask(query: str) -> list[str]:
+            try:
+                return [h.id for h in search.run_search(root, query, opts).hits]
+            except NoMatch:
+                return []
+
+        return measure(ask, questions)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _set_section(path: Path, name: str, values: dict) -> None:
+    """Set keys of a top-level section of memvault.yaml (two-space keys), adding the section when missing."""
+    import re
+
+    text = path.read_text(encoding="utf-8")
+    if f"\n{name}:\n" not in text:
+        text = text.rstrip("\n") + f"\n{name}:\n"
+    head, sec = text.split(f"\n{name}:\n", 1)
+    for key, value in values.items():
+        sec, n = re.subn(rf"(?m)^  {key}: .*$", f"  {key}: {json.dumps(value)}", sec, count=1)
+        if not n:
+            sec = f"  {key}: {json.dumps(value)}\n" + sec
+    path.write_text(head + f"\n{name}:\n" + sec, encoding="utf-8")
 
 
 def sweep(root: Path, questions: list[dict], mode: str) -> int:

@@ -104,7 +104,12 @@ class ReadsMixin:
                 f" FROM cards c JOIN cfts f ON f.rowid = c.rowid WHERE c.rowid IN ({','.join('?' * len(rowids))})",
                 rowids):
             out[r[0]] = {"id": r[1], "kind": r[2], "title": r[3], "project": r[4], "status": r[5], "body": r[6],
-                         "entities": json.loads(r[7]), "episodes": json.loads(r[8]),
-                         "superseded_by": json.loads(r[9]), "created": r[10], "path": r[11], "tok": r[12:16],
-                         "supersedes": json.loads(r[16]), "valid_from": r[17]}
+                         "entities": _list(r[7]), "episodes": _list(r[8]),
+                         "superseded_by": _list(r[9]), "created": r[10], "path": r[11], "tok": r[12:16],
+                         "supersedes": _list(r[16]), "valid_from": r[17]}
         return out
+
+
+def _list(text: str) -> list[Any]:
+    """A JSON list column; most are empty (no supersede chain), and json.loads costs ~2 us even for "[]"."""
+    return [] if text == "[]" else json.loads(text)

@@ -128,11 +128,13 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p * (len(values) - 1))))]
 
 
-def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
-    root = base / f"v{size}"
+def bench(size: int, runs: int, base: Path, user_py: str, existing: Path | None = None) -> dict:
+    root = existing or base / f"v{size}"
     t = time.perf_counter()
-    make_vault(root, size)
+    if existing is None:
+        make_vault(root, size)
     gen = time.perf_counter() - t
+    shutil.rmtree(root / ".memvault", ignore_errors=True)  # build from nothing, also on an --existing vault
     build, build_rss = timed_rss([user_py, "-c", "import sys; from pathlib import Path; "
                                   "from memvault.search.index import Index; Index(Path(sys.argv[1])).refresh(full=True)",
                                   str(root)])
@@ -169,7 +171,11 @@ def bench(size: int, runs: int, base: Path, user_py: str) -> dict:
             report = idx.refresh()
             new_t.append(time.perf_counter() - t)
             assert report.cards_added == 1
-    shutil.rmtree(root)
+        for k in range(10):  # leave a --existing vault as it was
+            (root / "cards" / "2026-01" / f"c-20260101-n{k:05d}.md").unlink()
+        idx.refresh()
+    if existing is None:
+        shutil.rmtree(root)
     return {"size": size, "generate_s": gen, "build_s": build, "build_mib": build_rss, "reindex_s": reindex_s,
             "reindex_mib": reindex_rss, "search_p50": pct(search_t, .5),
             "typer_p50": pct(typer_t, .5),
@@ -180,6 +186,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--existing", type=Path, default=None,
+                    help="a vault make_vault generated before (e.g. for 1M cards, ~8 min to generate): measure it "
+                         "instead of generating one; --sizes then names its size")
     args = ap.parse_args()
     if shutil.which("rg") is None:
         print("ripgrep (rg) is missing: install it with `apt-get install -y ripgrep` and run again", file=sys.stderr)
@@ -194,7 +203,7 @@ def main() -> int:
             script.write_text(f"#!{user_py}\n{body}")
             script.chmod(0o755)
         for size in (int(s) for s in args.sizes.split(",")):
-            r = bench(size, args.runs, Path(tmp), user_py)
+            r = bench(size, args.runs, Path(tmp), user_py, args.existing)
             print(f"{r['size']:>7} {r['build_s']:>8.2f} {r['new_card_p50'] * 1000:>11.1f} "
                   f"{r['search_p50'] * 1000:>13.1f} {r['search_p95'] * 1000:>7.1f} {r['typer_p50'] * 1000:>12.1f} "
                   f"{r['rg_p50'] * 1000:>12.1f} "

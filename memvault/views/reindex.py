@@ -61,27 +61,32 @@ def _write_pages(vault: Vault, idx: Index, result: ReindexResult) -> int:
     would otherwise spend most of its reindex in fsync. Pages that exist (they may hold a person's prose) are
     written durably one by one.
     """
-    cards = [Card(id=i, kind=k, title=t, created=c or "", valid_from=v, status=s, entities=tuple(e))
-             for i, k, t, c, v, s, e in idx.page_cards()]
     existing = {p.stem for p in vault.entity_files()}
     table = pages.EntityTable.from_pages(idx.entity_pages(), existing)
-    by_slug = pages.cards_by_entity(cards)
-    slugs = set(existing)
-    for ent in by_slug:
-        owner = table.by_key.get(name_key(ent))
-        if owner is None or owner == ent:
-            slugs.add(ent)
+    done: set[str] = set()
     written = fresh = 0
-    for slug in sorted(slugs):
+
+    def update(slug: str, cards: list[Card]) -> None:
+        nonlocal written, fresh
         try:
-            path, text = pages.page_update(vault, slug, by_slug.get(slug, []), None)
+            path, text = pages.page_update(vault, slug, cards, None)
         except ValueError:  # a slug that would leave the entities folder
             result.problems.append(f"entity {slug!r}: not a safe page name, skipped")
-            continue
+            return
         if text is not None:
             atomic_write(path, text, durable=slug in existing)
             written += 1
             fresh += slug not in existing
+
+    # One entity's cards at a time, in slug order (memory stays flat at 1M cards).
+    for slug, rows in idx.entity_card_groups():
+        owner = table.by_key.get(name_key(slug))
+        if slug in existing or owner is None or owner == slug:
+            update(slug, [Card(id=i, kind=k, title=t, created=c or "", valid_from=v, status=s, entities=(slug,))
+                          for i, k, t, c, v, s in rows])
+            done.add(slug)
+    for slug in sorted(existing - done):  # pages no card names any more keep an empty block
+        update(slug, [])
     if fresh:
         sync_all()
     return written

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 # One card as context packs read it.
@@ -111,10 +112,15 @@ class BrowseMixin:
             sql += f" LIMIT {int(limit)}"
         return self.db.execute(sql, args).fetchall()
 
-    def page_cards(self) -> list[tuple[str, str, str, str, str | None, str, list[str]]]:
-        """(id, kind, title, created, valid_from, status, entities) of every card: what entity pages list."""
-        return [(i, k, t, c, v, s, json.loads(e)) for i, k, t, c, v, s, e in self.db.execute(
-            "SELECT id, kind, title, created, valid_from, status, entities FROM cards ORDER BY id")]
+    def entity_card_groups(self) -> Iterator[tuple[str, list[tuple[str, str, str, str, str | None, str]]]]:
+        """(entity slug, [(id, kind, title, created, valid_from, status), ...]) for every entity cards name, in slug
+        order, streamed one entity at a time (the entity index is read in order: no list of every card, which at
+        1M cards held most of a reindex's memory)."""
+        rows = self.db.execute(
+            "SELECT e.entity, c.id, c.kind, c.title, c.created, c.valid_from, c.status"
+            " FROM card_entities e JOIN cards c ON c.rowid = e.card ORDER BY e.entity")
+        for slug, group in itertools.groupby(rows, key=lambda r: r[0]):
+            yield slug, [r[1:] for r in group]
 
     def entity_pages(self) -> list[tuple[str, str, list[str]]]:
         """(slug, name, aliases) of every entity page the index read."""

@@ -13,13 +13,17 @@ import dataclasses
 import hashlib
 import json
 import shlex
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memvault.vault import codec
-from memvault.errors import NoMatch, UsageError
+from memvault.errors import EmbedError, NoMatch, UsageError
+from memvault.search.dense.embed import erase
+from memvault.search.index import Index
+from memvault.search.index.vectors import FILE as KEYS_FILE
 from memvault.model import Card, Episode, Revoke
 from memvault.vault.pages import EntityTable, recover, write_change_set
 from memvault.vault.files import remove_file, rewrite_lines
@@ -97,11 +101,13 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
         if old is not None and _read(vault.entity_path(slug)) != old:
             result.files.append(vault.rel(vault.entity_path(slug)))
     result.files += _blank_journal(vault, card.id)
-    result.files += _drop_index(vault)
+    purged: list[str] = []
     if episodes:
         files, purged = _purge_episodes(vault, set(episodes), at)
         result.files += files
         result.episodes_purged = purged
+    result.files += _erase_vectors(vault, {"card": [card.id], "episode": purged})
+    result.files += _drop_index(vault)
     result.git_history = _git_advice(vault, [f for f in result.files if not f.startswith(".memvault/")],
                                      card_path)
     return result
@@ -148,6 +154,22 @@ def _drop_index(vault: Vault) -> list[str]:
             if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
     return gone
+
+
+def _erase_vectors(vault: Vault, keys: dict[str, list[str]]) -> list[str]:
+    """An embedding can be turned back into much of its text: erase the purged items' vectors (search.dense).
+    When that fails (numpy gone, a damaged file) every vector file goes: they are derived, `embed` refills."""
+    if not (vault.local / KEYS_FILE).exists():
+        return []
+    try:
+        with Index(vault.root) as idx:
+            return [f".memvault/{name}" for name in erase(idx, keys)]
+    except (EmbedError, sqlite3.Error, OSError):
+        gone = []
+        for path in sorted(vault.local.glob("vectors*")):
+            if path.is_file() and remove_file(path):
+                gone.append(vault.rel(path))
+        return gone
 
 
 def _purge_episodes(vault: Vault, ids: set[str], at: str) -> tuple[list[str], list[str]]:

@@ -23,6 +23,7 @@ from memvault.errors import EmbedError
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
 from memvault.search.dense.settings import EmbedSettings
+from memvault.search.index.vectors import FILE as KEYS_FILE
 
 SPACES = ("card", "episode")
 COMPACT_MIN = 1000  # compact a space once it has at least this many unused rows (and more unused than live)
@@ -97,15 +98,16 @@ def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report:
         report.notes.append(f"--rebuild: {n} stored {space} vectors dropped")
 
 
-def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN) -> None:
-    """When unused rows (left by re-embedded items) are at least `at_least` and outnumber the live ones: write
-    the live rows to a new matrix file and move the key list to it in one transaction (store.py)."""
+def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN, force: bool = False) -> None:
+    """When unused rows (left by re-embedded items) are at least `at_least` and outnumber the live ones, or
+    with `force`: write the live rows to a new matrix file and move the key list to it in one transaction
+    (store.py)."""
     meta = idx.vec_space(space)
     if meta is None or not meta[1]:
         return
     live = idx.vec_count(space)
     dead = idx.vec_next_slot(space) - live
-    if dead < max(at_least, live, 1):
+    if dead < max(at_least, live, 1) and not force:
         return
     new = f"vectors-{space}-{os.urandom(4).hex()}.f32"
     with idx.vec_write():  # no other writer while the rows move
@@ -122,6 +124,23 @@ def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN) -
             raise
     store.drop(idx.root, old)
     report.notes.append(f"compacted the {space} vectors: {dead} unused rows dropped")
+
+
+def erase(idx, keys: Mapping[str, Sequence[str]]) -> list[str]:
+    """Forget for good the vectors of these items ({space: keys}; forget --purge): their key rows go (pages
+    zeroed), and a space that had one gets a matrix rewritten with its live rows only, so no row of theirs,
+    nor of any earlier text of theirs, stays on disk. The names of the files that changed, under .memvault/."""
+    idx.attach_vectors()
+    changed: list[str] = []
+    for space, ids in keys.items():
+        with idx.vec_write():
+            gone = idx.vec_forget(space, list(ids))
+        if gone:
+            old = idx.vec_file(space)
+            compact(idx, space, EmbedReport(), force=True)
+            changed += [KEYS_FILE, old]
+    idx.vec_checkpoint()
+    return sorted(set(changed))
 
 
 def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: Sequence[str] = ("card",), *,

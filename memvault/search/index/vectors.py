@@ -146,6 +146,19 @@ class VectorsMixin:
         self.db.executemany("INSERT OR REPLACE INTO vec.vectors(space, key, src, text_hash, slot) VALUES (?,?,?,?,?)",
                             [(space, *r) for r in rows])
 
+    def vec_forget(self, space: str, keys: Sequence[str]) -> int:
+        """Delete the rows of these keys with secure_delete on, so that their pages are zeroed rather than left
+        free with the old bytes in them (forget --purge); how many went."""
+        if not keys:
+            return 0
+        self.db.execute("PRAGMA vec.secure_delete = ON")
+        return self.db.execute(f"DELETE FROM vec.vectors WHERE space = ? AND key IN ({marks(keys)})",
+                               (space, *keys)).rowcount
+
+    def vec_checkpoint(self) -> None:
+        """Copy the write-ahead log into the key list and empty it (outside any transaction)."""
+        self.db.execute("PRAGMA vec.wal_checkpoint(TRUNCATE)")
+
     def vec_prune(self, space: str) -> int:
         """Forget the vectors of cards or episodes that are gone (deleted, revoked)."""
         if space == "card":

@@ -1,0 +1,117 @@
+"""The dense layer against hostile inputs found by trying it as a new user would: a purged card's vector, a
+damaged key list or matrix file, a base_url with a password in it, servers that answer too much or too slowly.
+Real HTTP servers on 127.0.0.1 (tests/fake_embed.py, or a raw one here), real files, the real CLI."""
+
+from __future__ import annotations
+
+import glob
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from fake_embed import FakeEmbed
+from memvault.errors import NoMatch
+from services.search_helpers import card, write
+from services.test_dense_search import SYN, configure, fill, search, stored
+
+numpy = pytest.importorskip("numpy")
+
+
+@pytest.fixture
+def fake():
+    with FakeEmbed(dim=256, model="fake-e5", synonyms=SYN) as server:
+        yield server
+
+
+@pytest.fixture
+def hybrid(vault, fake):
+    fill(vault)
+    configure(vault, base_url=fake.base_url, model="fake-e5", admit=0.15)
+    return vault
+
+
+def _matrix(root: Path) -> "numpy.ndarray":
+    (name,) = glob.glob(str(root / ".memvault" / "vectors-card*.f32"))
+    return numpy.fromfile(name, dtype=numpy.float32).reshape(-1, 256)
+
+
+def _local_bytes(root: Path) -> bytes:
+    return b"".join(Path(p).read_bytes() for p in sorted(glob.glob(str(root / ".memvault" / "vectors*"))))
+
+
+def test_purge_erases_the_cards_vector_and_every_trace_of_it_in_the_vector_files(hybrid, run, fake):
+    word = "zq" + secrets.token_hex(6)
+    write(hybrid, card("c-261106-ffff", f"the vault code is {word}", f"{word} opens the back door"))
+    run("embed")
+    with sqlite3.connect(hybrid / ".memvault" / "vectors.sqlite") as db:
+        slot, text_hash = db.execute("SELECT slot, text_hash FROM vectors WHERE key = 'c-261106-ffff'").fetchone()
+    secret_row = _matrix(hybrid)[slot].copy()
+    assert numpy.linalg.norm(secret_row) > 0.5
+    run("forget", "c-261106-ffff", "--purge")
+    rows = _matrix(hybrid)
+    assert not any(numpy.allclose(r, secret_row, atol=1e-6) for r in rows), "the purged card's vector is on disk"
+    assert rows.shape[0] == 5
+    blob = _local_bytes(hybrid)
+    assert b"c-261106-ffff" not in blob and text_hash.encode() not in blob
+    assert stored(hybrid) == 5
+    try:
+        hits = search(hybrid, f"vault code {word} back door").hits
+    except NoMatch:
+        hits = ()
+    assert all(h.id != "c-261106-ffff" for h in hits)
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"  # the other vectors still work
+
+
+def test_purge_with_episodes_erases_their_vectors_too(hybrid, run, fake):
+    word = "zq" + secrets.token_hex(6)
+    run("capture", input=json.dumps({"role": "user", "content": f"remember the door code {word}", "session": "s"})
+        + "\n" + json.dumps({"role": "assistant", "content": "noted", "session": "s"}) + "\n")
+    run("embed", "--episodes")
+    assert stored(hybrid, "episode") == 1
+    with sqlite3.connect(hybrid / ".memvault" / "vectors.sqlite") as db:
+        (ep,) = db.execute("SELECT key FROM vectors WHERE space = 'episode'").fetchone()
+    write(hybrid, card("c-261107-abab", "door code", f"code {word}", source={"kind": "llm", "episodes": [ep]}))  # as distill writes it
+    run("embed")
+    run("forget", "c-261107-abab", "--purge", "--with-episodes")
+    assert stored(hybrid, "episode") == 0
+    assert ep.encode() not in _local_bytes(hybrid)
+
+
+def test_a_garbage_key_list_never_fails_a_search_and_embed_starts_it_over(hybrid, run, fake):
+    run("embed")
+    keys = hybrid / ".memvault" / "vectors.sqlite"
+    for side in ("-wal", "-shm"):
+        Path(str(keys) + side).unlink(missing_ok=True)
+    keys.write_bytes(b"this is not a database " * 200)
+    result = search(hybrid, "Postgres orders")
+    assert result.hits[0].id == "c-261103-cccc"
+    assert any("vectors.sqlite" in w and "memvault embed" in w for w in result.warnings), result.warnings
+    res = run("search", "Postgres orders", "--json")
+    assert json.loads(res.stdout)["hits"][0]["id"] == "c-261103-cccc"
+    res = run("embed")
+    assert "vectors.sqlite" in res.stderr and "embedded 5 cards" in res.stdout
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"
+    assert "5 card vectors" in run("stats").stdout
+
+
+def test_a_garbage_matrix_file_gives_no_absurd_cosines_and_embed_repairs_it(hybrid, run, fake):
+    run("embed")
+    (name,) = glob.glob(str(hybrid / ".memvault" / "vectors-card*.f32"))
+    size = Path(name).stat().st_size
+    Path(name).write_bytes(numpy.frombuffer(secrets.token_bytes(size), dtype=numpy.uint8).tobytes())
+    result = search(hybrid, "Postgres orders")
+    for hit in result.hits:
+        for why in hit.why:
+            if why.startswith("meaning "):
+                assert -1.0 <= float(why.split()[1]) <= 1.0, why
+    assert result.hits[0].id == "c-261103-cccc"
+    assert any("damaged" in w and "memvault embed" in w for w in result.warnings), result.warnings
+    res = run("embed")
+    assert "embedded 5 cards" in res.stdout
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memvault.distill.cards import distilled_ids, last_distill
+from memvault.errors import EmbedError
+from memvault.search.dense.embed import attach
 from memvault.search.index import Index
 from memvault.vault.store import Vault
 
@@ -24,8 +26,12 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         card_projects = idx.project_counts()
         emb = dict(vault.config.section("embeddings"))
         embeddings: dict[str, Any] = {"base_url": emb.get("base_url") or ""}
-        if embeddings["base_url"]:
-            idx.attach_vectors()
+        try:
+            if embeddings["base_url"]:
+                attach(idx)
+        except EmbedError as exc:
+            embeddings.update({"model": emb.get("model"), "problem": exc.message})
+        if embeddings["base_url"] and "problem" not in embeddings:
             meta = idx.vec_space("card")
             embeddings.update({
                 "model": emb.get("model"), "stored_model": meta[0] if meta else None,

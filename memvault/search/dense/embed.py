@@ -59,6 +59,29 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+def attach(idx, report: EmbedReport | None = None) -> None:
+    """Attach the key list and read it once. A damaged one (not a database, malformed) raises EmbedError
+    naming it; with `report` (memvault embed) it and the matrix files are deleted instead, since they are
+    derived, and the report says every vector is embedded again."""
+    try:
+        idx.attach_vectors()
+        idx.vec_space("card")
+        return
+    except sqlite3.OperationalError:
+        raise  # busy (another writer): the caller says so
+    except sqlite3.DatabaseError:
+        if report is None:
+            raise EmbedError(f".memvault/{KEYS_FILE} is damaged (not a database): run memvault embed") from None
+    try:
+        idx.detach_vectors()
+    except sqlite3.DatabaseError:
+        pass
+    for name in (KEYS_FILE, KEYS_FILE + "-wal", KEYS_FILE + "-shm", *store.stray_files(idx.root, "", set())):
+        store.drop(idx.root, name)
+    idx.attach_vectors()
+    report.notes.append(f".memvault/{KEYS_FILE} was damaged (not a database): deleted it, embedding everything again")
+
+
 def missing_count(idx, space: str, model: str) -> int:
     """How many cards (or live episodes) have no vector for their current text. The count is cached, keyed by
     the index's generation (new whenever cards or episodes change), the next free slot and the model, so that
@@ -153,7 +176,7 @@ def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: 
     started = time.perf_counter()
     report = EmbedReport()
     report.model = settings.model
-    idx.attach_vectors()
+    attach(idx, report)
     own = client is None
     client = client or EmbedClient(settings, env)
     try:

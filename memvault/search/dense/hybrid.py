@@ -24,7 +24,7 @@ from memvault.errors import EmbedError
 from memvault.search import fusion
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
-from memvault.search.dense.embed import embed_missing, missing_count
+from memvault.search.dense.embed import attach, embed_missing, missing_count
 from memvault.search.dense.settings import EmbedSettings
 from memvault.search.index import CardFilter, Index
 from memvault.search.results import Hit, SearchOptions
@@ -47,7 +47,7 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
     spaces = ["card", *(["episode"] if opts.episodes else [])]
     idx.vec_busy_ms = SEARCH_BUSY_MS
     try:
-        idx.attach_vectors()
+        attach(idx)
         qvec = _query_vector(idx, query, settings, env, spaces, warnings)
         usable = []
         for space in spaces:

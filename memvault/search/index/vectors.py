@@ -38,6 +38,11 @@ class VectorsMixin:
         for stmt in _DDL:
             self.db.execute(stmt)
 
+    def detach_vectors(self) -> None:
+        """Let go of the key list (e.g. to delete a damaged one). Outside any transaction."""
+        if any(row[1] == "vec" for row in self.db.execute("PRAGMA database_list")):
+            self.db.execute("DETACH DATABASE vec")
+
     # How long a write waits for another writer; a search waits less (vec_patience) than `memvault embed`.
     vec_busy_ms = 10_000
 

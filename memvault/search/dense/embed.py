@@ -99,13 +99,16 @@ def missing_count(idx, space: str, model: str) -> int:
     return n
 
 
-def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport) -> None:
-    """Forget the space's vectors when asked to, when they come from another model, or when their matrix file
-    lost rows (deleted or cut by hand); and say so."""
+def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport,
+                verify: bool = False) -> None:
+    """Forget the space's vectors when asked to, when they come from another model, when their matrix file
+    lost rows (deleted or cut by hand) or, with `verify`, holds rows that are not unit vectors; and say so."""
     meta = idx.vec_space(space)
     name = idx.vec_file(space)
     short = meta is not None and meta[1] and store.row_count(idx.root, name, meta[1]) < idx.vec_next_slot(space)
-    if meta is not None and meta[0] == settings.model and not rebuild and not short:
+    bad = (verify and not short and meta is not None and meta[0] == settings.model and meta[1]
+           and store.damaged(idx.root, name, meta[1]))
+    if meta is not None and meta[0] == settings.model and not rebuild and not short and not bad:
         return
     with idx.vec_write():
         n = idx.vec_reset(space)
@@ -117,6 +120,8 @@ def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report:
                             f" ({n} stored vectors dropped)")
     elif short:
         report.notes.append(f"{name} is shorter than its key list (deleted or cut): re-embedding every {space}")
+    elif bad:
+        report.notes.append(f"{name} is damaged (rows that are not unit vectors): re-embedding every {space}")
     elif rebuild and n:
         report.notes.append(f"--rebuild: {n} stored {space} vectors dropped")
 
@@ -181,7 +186,7 @@ def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: 
     client = client or EmbedClient(settings, env)
     try:
         for space in spaces:
-            check_model(idx, space, settings, rebuild, report)
+            check_model(idx, space, settings, rebuild, report, verify=compact_at is not None)
             with idx.vec_write():
                 report.pruned[space] = idx.vec_prune(space)
             try:

@@ -10,6 +10,7 @@ from typing import Any
 from memvault.distill.cards import distilled_ids, last_distill
 from memvault.errors import EmbedError
 from memvault.search.dense.embed import attach
+from memvault.redact.urls import display_url
 from memvault.search.index import Index
 from memvault.vault.store import Vault
 
@@ -25,7 +26,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         statuses = idx.status_counts()
         card_projects = idx.project_counts()
         emb = dict(vault.config.section("embeddings"))
-        embeddings: dict[str, Any] = {"base_url": emb.get("base_url") or ""}
+        embeddings: dict[str, Any] = {"base_url": display_url(str(emb.get("base_url") or ""),
+                                                              "embeddings.base_url") if emb.get("base_url") else ""}
         try:
             if embeddings["base_url"]:
                 attach(idx)
@@ -62,7 +64,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         "damaged": len(problems),
         "settings_problems": [str(p) for p in vault.config.problems],
         "llm": {
-            "base_url": llm.get("base_url"),
+            "base_url": (display_url(str(llm["base_url"]), "llm.base_url") if llm.get("base_url")
+                         else llm.get("base_url")),
             "model": llm.get("model"),
             "base_url_from": vault.config.sources.get("llm.base_url", "default"),
             # Where the key would come from, and whether it is set; never the key itself.

@@ -115,3 +115,22 @@ def test_a_garbage_matrix_file_gives_no_absurd_cosines_and_embed_repairs_it(hybr
     res = run("embed")
     assert "embedded 5 cards" in res.stdout
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"
+
+
+def test_a_password_in_base_url_is_never_shown(hybrid, run, fake):
+    pw = "pw" + secrets.token_hex(8)
+    url = fake.base_url.replace("http://", f"http://bob:{pw}@")
+    configure(hybrid, base_url=url)
+    text = (hybrid / "memvault.yaml").read_text(encoding="utf-8")
+    (hybrid / "memvault.yaml").write_text(text.replace('base_url: ""', f'base_url: "{url}"', 1), encoding="utf-8")
+    fake.status = 503
+    res = run("embed", code=5)
+    assert "embeddings endpoint http://127.0.0.1:" in res.stderr and pw not in res.stderr + res.stdout
+    res = run("search", "Postgres orders")
+    assert "embeddings endpoint http://127.0.0.1:" in res.stderr and pw not in res.stderr + res.stdout
+    for args in (("stats",), ("stats", "--json")):
+        res = run(*args)
+        assert "127.0.0.1" in res.stdout and pw not in res.stdout + res.stderr
+    fake.status = 200
+    run("embed")
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"  # the URL still works as given

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memvault.errors import EmbedError
+from memvault.redact.urls import display_url
 from memvault.search.dense.settings import EmbedSettings
 
 
@@ -23,6 +24,7 @@ class EmbedClient:
     def __init__(self, settings: EmbedSettings, env: Mapping[str, str], timeout: float | None = None):
         self.settings = settings
         self.endpoint = settings.endpoint
+        self.shown = display_url(settings.endpoint, "embeddings.base_url")  # no user:password@ in messages
         self.timeout = timeout or settings.timeout
         self._headers = {"Content-Type": "application/json"}
         if settings.api_key_env:
@@ -81,7 +83,7 @@ class EmbedClient:
         if self.settings.input_type:
             body["input_type"] = kind
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        where = f"embeddings endpoint {self.endpoint}"
+        where = f"embeddings endpoint {self.shown}"
         for attempt in (1, 2):
             try:
                 resp = self._client().post(self.endpoint, content=data)

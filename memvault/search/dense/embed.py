@@ -236,7 +236,7 @@ def _embed_space(idx, client: EmbedClient, settings: EmbedSettings, space: str, 
             if meta is None or meta[0] != settings.model:
                 raise EmbedError(f"the {space} vectors changed model while embedding: run memvault embed again")
             if meta[1] and meta[1] != dim:
-                raise EmbedError(f"embeddings endpoint {settings.endpoint}: returned {dim}-dimensional vectors, but"
+                raise EmbedError(f"embeddings endpoint {client.shown}: returned {dim}-dimensional vectors, but"
                                  f" the stored {space} vectors have {meta[1]} (model {settings.model}): set"
                                  f" embeddings.dimensions or run memvault embed --rebuild")
             if not meta[1]:

@@ -134,3 +134,86 @@ def test_a_password_in_base_url_is_never_shown(hybrid, run, fake):
     fake.status = 200
     run("embed")
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"  # the URL still works as given
+
+
+class _Raw:
+    """A raw embeddings server on 127.0.0.1: `flood` sends a 200 whose body is `size` bytes of one JSON
+    number list as fast as it can; `trickle` sends a valid answer one byte every `gap` seconds."""
+
+    def __init__(self, how: str, size: int = 0, gap: float = 0.0):
+        owner = self
+        self.how, self.size, self.gap = how, size, gap
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                try:
+                    owner.answer(self, len(body["input"]))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def answer(self, handler, n: int) -> None:
+        if self.how == "flood":
+            head = b'{"data": [{"index": 0, "embedding": ['
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Transfer-Encoding", "chunked")
+            handler.end_headers()
+            piece = b"0.5," * 16384
+            sent = 0
+            for chunk in (head, *([piece] * (self.size // len(piece))), b"0.5]}]}"):
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                sent += len(chunk)
+            handler.wfile.write(b"0\r\n\r\n")
+        else:
+            data = json.dumps({"data": [{"index": i, "embedding": [1.0] + [0.0] * 255} for i in range(n)]}).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            for i in range(0, len(data), max(1, len(data) // 40)):
+                handler.wfile.write(data[i:i + max(1, len(data) // 40)])
+                handler.wfile.flush()
+                time.sleep(self.gap)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_endless_answer_is_cut_at_a_bound_not_read_into_memory(hybrid, run):
+    raw = _Raw("flood", size=96 * 1024 * 1024)
+    try:
+        configure(hybrid, base_url=raw.base_url, timeout=20.0)
+        res = run("embed", code=5)
+        assert "larger than" in res.stderr and raw.base_url in res.stderr
+        result = search(hybrid, "Postgres orders")
+        assert result.hits[0].id == "c-261103-cccc" and any("larger than" in w for w in result.warnings)
+    finally:
+        raw.close()
+
+
+def test_a_server_that_trickles_its_answer_is_cut_at_the_timeout(hybrid, run):
+    raw = _Raw("trickle", gap=0.15)  # 40 pieces: ~6 s in all, each gap far below the read timeout
+    try:
+        configure(hybrid, base_url=raw.base_url, timeout=1.0)
+        started = time.monotonic()
+        res = run("embed", code=5)
+        assert "timed out" in res.stderr
+        assert time.monotonic() - started < 4.0
+        started = time.monotonic()
+        result = search(hybrid, "Postgres orders")
+        assert time.monotonic() - started < 4.0
+        assert result.hits[0].id == "c-261103-cccc" and any("timed out" in w for w in result.warnings)
+    finally:
+        raw.close()

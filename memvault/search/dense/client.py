@@ -2,6 +2,7 @@
 memvault[embed]'s local server).
 
 httpx is imported only when a request is made. Texts go in batches of `batch`; a 5xx answer is retried once;
+an answer is read up to a size bound (256 KiB a text) and within `timeout` in all, however slowly it comes;
 every failure is an EmbedError naming the endpoint and what went wrong, never the key, the texts sent, or the
 body the server answered (it may echo them). Vectors are checked: one per text, all of one length, and that
 length must be `dimensions` when the setting is not 0.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -20,13 +22,19 @@ from memvault.redact.urls import display_url
 from memvault.search.dense.settings import EmbedSettings
 
 
+# An answer's size bound: 256 KiB per text holds a 4096-dimension vector written as JSON three times over.
+_MAX_BYTES_BASE = 1 << 20
+_MAX_BYTES_PER_TEXT = 256 << 10
+
+
 class EmbedClient:
     def __init__(self, settings: EmbedSettings, env: Mapping[str, str], timeout: float | None = None):
         self.settings = settings
         self.endpoint = settings.endpoint
         self.shown = display_url(settings.endpoint, "embeddings.base_url")  # no user:password@ in messages
         self.timeout = timeout or settings.timeout
-        self._headers = {"Content-Type": "application/json"}
+        # identity: a compressed answer could inflate far past the size bound in one chunk
+        self._headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
         if settings.api_key_env:
             key = env.get(settings.api_key_env)
             if not key:
@@ -85,22 +93,41 @@ class EmbedClient:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         where = f"embeddings endpoint {self.shown}"
         for attempt in (1, 2):
+            started = time.monotonic()
             try:
-                resp = self._client().post(self.endpoint, content=data)
+                with self._client().stream("POST", self.endpoint, content=data) as resp:
+                    if resp.status_code >= 500 and attempt == 1:
+                        continue
+                    if resp.status_code != 200:
+                        auth = resp.status_code in (401, 403)
+                        hint = " (check the key named by embeddings.api_key_env)" if auth else ""
+                        hint = hint or (" (check embeddings.model and base_url)"
+                                        if resp.status_code in (400, 404, 422) else "")
+                        raise EmbedError(f"{where}: HTTP {resp.status_code}{hint}")
+                    raw = self._read(resp, _MAX_BYTES_BASE + _MAX_BYTES_PER_TEXT * len(inputs), started, where)
             except httpx.TimeoutException:
                 raise EmbedError(f"{where}: timed out after {self.timeout:g} s") from None
             except httpx.ConnectError:
                 raise EmbedError(f"{where}: cannot connect (is the server running?)") from None
             except httpx.HTTPError as exc:
                 raise EmbedError(f"{where}: request failed ({type(exc).__name__})") from None
-            if resp.status_code >= 500 and attempt == 1:
-                continue
-            if resp.status_code != 200:
-                hint = " (check the key named by embeddings.api_key_env)" if resp.status_code in (401, 403) else ""
-                hint = hint or (" (check embeddings.model and base_url)" if resp.status_code in (400, 404, 422) else "")
-                raise EmbedError(f"{where}: HTTP {resp.status_code}{hint}")
-            return self._parse(resp.content, len(inputs), where)
+            return self._parse(raw, len(inputs), where)
         raise AssertionError("unreachable")
+
+    def _read(self, resp: Any, cap: int, started: float, where: str) -> bytes:
+        """The body, at most `cap` bytes and within the timeout in all: the read timeout bounds each gap
+        between chunks, not a server that trickles bytes or answers without end."""
+        length = resp.headers.get("content-length", "")
+        if length.isdigit() and int(length) > cap:
+            raise EmbedError(f"{where}: the answer is larger than {cap} bytes")
+        out = bytearray()
+        for chunk in resp.iter_bytes():
+            out += chunk
+            if len(out) > cap:
+                raise EmbedError(f"{where}: the answer is larger than {cap} bytes")
+            if time.monotonic() - started > self.timeout:
+                raise EmbedError(f"{where}: timed out after {self.timeout:g} s (answer still coming)")
+        return bytes(out)
 
     def _parse(self, raw: bytes, n: int, where: str) -> list[list[float]]:
         try:

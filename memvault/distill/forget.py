@@ -94,9 +94,15 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
     episodes = list(card.episodes) if with_episodes else []
     record = {"v": 1, "type": "forget", "mode": "purge", "at": at, "change": change, "card": card.id,
               "episodes": episodes}
-    write_change_set(vault, all_cards, {}, {card.id: card}, table.names, record, removed=[card.id])
+    citing = _uncite(all_cards, card.id)
+    write_change_set(vault, all_cards, citing, {card.id: card, **{cid: all_cards[cid] for cid in citing}},
+                     table.names, record, removed=[card.id])
     if card_path is not None:
         result.files.append(vault.rel(card_path))
+    for cid in sorted(citing):
+        path = vault.find_card_path(cid)
+        result.files += [vault.rel(path)] if path else []
+        result.files += _blank_journal(vault, cid)  # its earlier versions quoted the line too
     for slug, old in pages_before.items():
         if old is not None and _read(vault.entity_path(slug)) != old:
             result.files.append(vault.rel(vault.entity_path(slug)))
@@ -106,11 +112,23 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
         files, purged = _purge_episodes(vault, set(episodes), at)
         result.files += files
         result.episodes_purged = purged
-    result.files += _erase_vectors(vault, {"card": [card.id], "episode": purged})
+    result.files += _erase_vectors(vault, {"card": [card.id, *sorted(citing)], "episode": purged})
     result.files += _drop_index(vault)
     result.git_history = _git_advice(vault, [f for f in result.files if not f.startswith(".memvault/")],
                                      card_path)
     return result
+
+
+def _uncite(all_cards: dict[str, Card], card_id: str) -> dict[str, Card]:
+    """The cards whose body quotes the purged card on a line that cites it (a folded card's "- date title
+    [id]", a synopsis line), with those lines taken out: the purge removes the text there too."""
+    out = {}
+    for cid, other in all_cards.items():
+        if cid == card_id or card_id not in other.body:
+            continue
+        lines = [line for line in other.body.split("\n") if card_id not in line]
+        out[cid] = dataclasses.replace(other, body="\n".join(lines).strip("\n"))
+    return out
 
 
 def _read(path: Path) -> str | None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.vault import codec
+from memvault.distill.fold import is_folded
 from memvault.errors import EmbedError, NoMatch, UsageError
 from memvault.search.dense.embed import erase
 from memvault.search.index import Index
@@ -95,14 +96,16 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
     record = {"v": 1, "type": "forget", "mode": "purge", "at": at, "change": change, "card": card.id,
               "episodes": episodes}
     citing = _uncite(all_cards, card.id)
-    write_change_set(vault, all_cards, citing, {card.id: card, **{cid: all_cards[cid] for cid in citing}},
+    changed = {**_unfold(all_cards, card), **citing}
+    write_change_set(vault, all_cards, changed, {card.id: card, **{cid: all_cards[cid] for cid in changed}},
                      table.names, record, removed=[card.id])
     if card_path is not None:
         result.files.append(vault.rel(card_path))
-    for cid in sorted(citing):
+    for cid in sorted(changed):
         path = vault.find_card_path(cid)
         result.files += [vault.rel(path)] if path else []
-        result.files += _blank_journal(vault, cid)  # its earlier versions quoted the line too
+        if cid in citing:
+            result.files += _blank_journal(vault, cid)  # its earlier versions quoted the line too
     for slug, old in pages_before.items():
         if old is not None and _read(vault.entity_path(slug)) != old:
             result.files.append(vault.rel(vault.entity_path(slug)))
@@ -117,6 +120,22 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
     result.git_history = _git_advice(vault, [f for f in result.files if not f.startswith(".memvault/")],
                                      card_path)
     return result
+
+
+def _unfold(all_cards: dict[str, Card], card: Card) -> dict[str, Card]:
+    """A folded card only repackages the cards it lists: when it is purged they are active again (as undoing
+    the fold makes them), not superseded by a card that is gone."""
+    if not is_folded(card):
+        return {}
+    out = {}
+    for cid in card.supersedes:
+        old = all_cards.get(cid)
+        if old is None or card.id not in old.superseded_by:
+            continue
+        rest = tuple(x for x in old.superseded_by if x != card.id)
+        status = "active" if old.status == "superseded" and not rest else old.status
+        out[cid] = dataclasses.replace(old, status=status, superseded_by=rest)
+    return out
 
 
 def _uncite(all_cards: dict[str, Card], card_id: str) -> dict[str, Card]:

@@ -138,3 +138,17 @@ def test_purging_a_folded_original_takes_its_line_out_of_the_folded_card_and_the
     res = run("search", "session store", code=1)
     assert "session store" not in res.stdout + res.stderr
     assert run.json("search", "Redis snapshots")["hits"][0]["id"] in (folded["shop"], EN[1][0])
+
+
+def test_purging_a_folded_card_makes_the_cards_it_listed_active_again(run, vault):
+    seed(vault)
+    done = run.json("consolidate", "--fold-only", env=NOW)
+    for f in done["folded"]:
+        run("forget", f["id"], "--purge", env=NOW)
+    cards = {c.id: c for c in Vault.open(vault, {}).cards()}
+    for cid, _t, _d in [*EN, *ZH]:
+        assert cards[cid].status == "active" and cards[cid].superseded_by == (), cid
+    hit = run.json("search", "Redis snapshots")["hits"][0]
+    assert hit["id"] == EN[1][0] and hit["status"] == "active"
+    assert run.json("search", "灯塔钥匙")["hits"][0]["id"] == ZH[3][0]
+    assert "c-2026110" not in run("doctor").stdout  # no link to a card that is gone

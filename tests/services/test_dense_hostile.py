@@ -15,25 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from fake_embed import FakeEmbed
 from memvault.errors import NoMatch
 from services.search_helpers import card, write
-from services.test_dense_search import SYN, configure, fill, search, stored
+from services.test_dense_search import configure, search, stored
+from services.test_dense_search import fake, hybrid  # noqa: F401 - the same fixtures
 
 numpy = pytest.importorskip("numpy")
-
-
-@pytest.fixture
-def fake():
-    with FakeEmbed(dim=256, model="fake-e5", synonyms=SYN) as server:
-        yield server
-
-
-@pytest.fixture
-def hybrid(vault, fake):
-    fill(vault)
-    configure(vault, base_url=fake.base_url, model="fake-e5", admit=0.15)
-    return vault
 
 
 def _matrix(root: Path) -> "numpy.ndarray":

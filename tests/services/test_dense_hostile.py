@@ -81,6 +81,7 @@ def test_a_garbage_key_list_never_fails_a_search_and_embed_starts_it_over(hybrid
     assert any("vectors.sqlite" in w and "memvault embed" in w for w in result.warnings), result.warnings
     res = run("search", "Postgres orders", "--json")
     assert json.loads(res.stdout)["hits"][0]["id"] == "c-261103-cccc"
+    assert any("vectors.sqlite is damaged" in w for w in run.json("doctor")["warnings"])
     res = run("embed")
     assert "vectors.sqlite" in res.stderr and "embedded 5 cards" in res.stdout
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"

@@ -205,3 +205,18 @@ def test_a_server_that_trickles_its_answer_is_cut_at_the_timeout(hybrid, run):
         assert result.hits[0].id == "c-261103-cccc" and any("timed out" in w for w in result.warnings)
     finally:
         raw.close()
+
+
+def test_a_secret_or_deny_match_never_reaches_the_embeddings_endpoint(hybrid, run, fake):
+    key = "sk-" + "proj-" + secrets.token_hex(16)
+    text = (hybrid / "memvault.yaml").read_text(encoding="utf-8")
+    (hybrid / "memvault.yaml").write_text(text.replace("deny: []", "deny: ['(?i)falcon']"), encoding="utf-8")
+    path = next(hybrid.glob("cards/*/c-261103-cccc.md"))  # a card edited by hand, a key in clear
+    path.write_text(path.read_text(encoding="utf-8") + f"\nstaging key {key}, codename Falcon\n", encoding="utf-8")
+    run("capture", input=json.dumps({"role": "user", "content": "the falcon team owns billing", "session": "s"})
+        + "\n" + json.dumps({"role": "assistant", "content": "ok", "session": "s"}) + "\n")
+    run("embed", "--episodes")
+    search(hybrid, f"Postgres orders {key} falcon", episodes=True)
+    sent = "\n".join(fake.texts)
+    assert "staging key" in sent and "billing" in sent and "Postgres" in sent  # the texts did go
+    assert key not in sent and "falcon" not in sent.lower()

@@ -249,7 +249,7 @@ def _vector_problems(vault: Vault) -> list[str]:
 
     try:
         with Index(vault.root) as idx:
-            attach(idx)
+            attach(idx, check=True)
     except EmbedError as exc:
         return [exc.message]
     except sqlite3.Error:

@@ -3,6 +3,7 @@ their keys come from, and how many cards have a vector."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -31,17 +32,20 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         try:
             if embeddings["base_url"]:
                 attach(idx)
+                meta = idx.vec_space("card")
+                embeddings.update({
+                    "model": emb.get("model"), "stored_model": meta[0] if meta else None,
+                    "dimensions": meta[1] if meta else 0, "cards_embedded": idx.vec_count("card"),
+                    "cards_missing": idx.vec_missing_card_count(), "episodes_embedded": idx.vec_count("episode"),
+                    # The variable the key would come from, and whether it is set; never the key itself.
+                    "api_key": (f"env {emb['api_key_env']} ({'set' if env.get(emb['api_key_env']) else 'not set'})"
+                                if emb.get("api_key_env") else "none")})
         except EmbedError as exc:
             embeddings.update({"model": emb.get("model"), "problem": exc.message})
-        if embeddings["base_url"] and "problem" not in embeddings:
-            meta = idx.vec_space("card")
-            embeddings.update({
-                "model": emb.get("model"), "stored_model": meta[0] if meta else None,
-                "dimensions": meta[1] if meta else 0, "cards_embedded": idx.vec_count("card"),
-                "cards_missing": idx.vec_missing_card_count(), "episodes_embedded": idx.vec_count("episode"),
-                # The variable the key would come from, and whether it is set; never the key itself.
-                "api_key": (f"env {emb['api_key_env']} ({'set' if env.get(emb['api_key_env']) else 'not set'})"
-                            if emb.get("api_key_env") else "none")})
+        except sqlite3.DatabaseError as exc:
+            why = "busy: another memvault is writing it" if isinstance(exc, sqlite3.OperationalError) else "damaged"
+            embeddings.update({"model": emb.get("model"),
+                               "problem": f".memvault/vectors.sqlite is {why}: run memvault embed"})
     n_cards = sum(statuses.values())
     journal = vault.journal(problems=problems)
     distilled = distilled_ids(journal)

@@ -220,3 +220,25 @@ def test_a_secret_or_deny_match_never_reaches_the_embeddings_endpoint(hybrid, ru
     sent = "\n".join(fake.texts)
     assert "staging key" in sent and "billing" in sent and "Postgres" in sent  # the texts did go
     assert key not in sent and "falcon" not in sent.lower()
+
+
+def test_a_key_list_damaged_past_its_first_pages_never_fails_a_command(hybrid, run, fake):
+    turns = "".join(json.dumps({"role": role, "content": f"{role} note {i} about kayak trip {i * 7}",
+                                "session": f"s{i // 50}"}) + "\n"
+                    for i in range(300) for role in ("user", "assistant"))
+    run("capture", input=turns)
+    run("embed", "--episodes")
+    keys = hybrid / ".memvault" / "vectors.sqlite"
+    with sqlite3.connect(keys) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert db.execute("PRAGMA page_count").fetchone()[0] > 10
+    raw = bytearray(keys.read_bytes())
+    raw[5 * 4096:] = secrets.token_bytes(len(raw) - 5 * 4096)  # the first pages (schema, vmeta) stay sound
+    keys.write_bytes(bytes(raw))
+    result = search(hybrid, "kayak trip 77", episodes=True)
+    assert result.hits and any("vectors.sqlite is damaged" in w for w in result.warnings), result.warnings
+    assert "vectors.sqlite is damaged" in run.json("stats")["embeddings"]["problem"]
+    assert any("vectors.sqlite is damaged" in w for w in run.json("doctor")["warnings"])
+    res = run("embed", "--episodes")
+    assert "was damaged" in res.stderr and "embedded 5 cards, 300 episodes" in res.stdout
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"

@@ -59,19 +59,22 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def attach(idx, report: EmbedReport | None = None) -> None:
-    """Attach the key list and read it once. A damaged one (not a database, malformed) raises EmbedError
-    naming it; with `report` (memvault embed) it and the matrix files are deleted instead, since they are
-    derived, and the report says every vector is embedded again."""
+def attach(idx, report: EmbedReport | None = None, check: bool = False) -> None:
+    """Attach the key list and read it once (with `check`, every page: sqlite's quick_check). A
+    damaged one (not a database, malformed) raises EmbedError naming it; with `report` (memvault embed) it
+    and the matrix files are deleted instead, since they are derived, and the report says every vector is
+    embedded again."""
     try:
         idx.attach_vectors()
         idx.vec_space("card")
+        if check and not idx.vec_sound():
+            raise sqlite3.DatabaseError("quick_check failed")
         return
     except sqlite3.OperationalError:
         raise  # busy (another writer): the caller says so
     except sqlite3.DatabaseError:
         if report is None:
-            raise EmbedError(f".memvault/{KEYS_FILE} is damaged (not a database): run memvault embed") from None
+            raise EmbedError(f".memvault/{KEYS_FILE} is damaged: run memvault embed") from None
     try:
         idx.detach_vectors()
     except sqlite3.DatabaseError:
@@ -79,7 +82,7 @@ def attach(idx, report: EmbedReport | None = None) -> None:
     for name in (KEYS_FILE, KEYS_FILE + "-wal", KEYS_FILE + "-shm", *store.stray_files(idx.root, "", set())):
         store.drop(idx.root, name)
     idx.attach_vectors()
-    report.notes.append(f".memvault/{KEYS_FILE} was damaged (not a database): deleted it, embedding everything again")
+    report.notes.append(f".memvault/{KEYS_FILE} was damaged: deleted it, embedding everything again")
 
 
 def missing_count(idx, space: str, model: str) -> int:
@@ -181,7 +184,7 @@ def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: 
     started = time.perf_counter()
     report = EmbedReport()
     report.model = settings.model
-    attach(idx, report)
+    attach(idx, report, check=compact_at is not None)  # not a search's inline embedding: ~0.1 s at 100k cards
     own = client is None
     client = client or EmbedClient(settings, env)
     try:

@@ -68,6 +68,10 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
         # must never fail a search. Outcome: words only, said once.
         return lexical, [*warnings, "the vector store is busy (another memvault is writing it); showing word"
                                     " matches only"]
+    except sqlite3.DatabaseError:
+        # Trigger: a key list damaged past its first pages (attach read those). Outcome: words only, said once.
+        return lexical, [*warnings, ".memvault/vectors.sqlite is damaged: run memvault embed; showing word"
+                                    " matches only"]
     by_key = {key_of(h): h for h in lexical}
     by_key.update(extra)
     fused = fusion.fuse([(key_of(h), h.score) for h in lexical], meaning,

@@ -43,6 +43,10 @@ class VectorsMixin:
         if any(row[1] == "vec" for row in self.db.execute("PRAGMA database_list")):
             self.db.execute("DETACH DATABASE vec")
 
+    def vec_sound(self) -> bool:
+        """Whether the key list passes sqlite's quick_check (reads every page: for embed and doctor, not search)."""
+        return self.db.execute("PRAGMA vec.quick_check").fetchall() == [("ok",)]
+
     # How long a write waits for another writer; a search waits less (vec_patience) than `memvault embed`.
     vec_busy_ms = 10_000
 

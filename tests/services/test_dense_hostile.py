@@ -242,3 +242,16 @@ def test_a_key_list_damaged_past_its_first_pages_never_fails_a_command(hybrid, r
     res = run("embed", "--episodes")
     assert "was damaged" in res.stderr and "embedded 5 cards, 300 episodes" in res.stdout
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"
+
+
+def test_a_remote_endpoint_goes_through_the_proxy_a_local_one_never_does(hybrid, run, fake, monkeypatch):
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    port = fake.base_url.split(":")[2].split("/")[0]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")  # the fake answers the proxied request itself
+    configure(hybrid, base_url="http://embeddings.example.invalid/v1")  # a remote host, reachable only so
+    res = run("embed")
+    assert "embedded 5 cards" in res.stdout and fake.requests
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    configure(hybrid, base_url=fake.base_url)
+    assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"  # loopback: straight to the server

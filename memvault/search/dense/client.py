@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from memvault.errors import EmbedError
 from memvault.redact.urls import display_url
@@ -90,8 +91,12 @@ class EmbedClient:
 
             # Plain http:// (a local server) never uses TLS: skip loading the CA store, ~17 ms per search.
             verify = self.endpoint.startswith("https://")
+            # A local server is never reached through a proxy (nor pays for reading the proxy settings); a
+            # remote one (OpenAI…) goes through HTTPS_PROXY / HTTP_PROXY like the LLM client does.
+            host = urlsplit(self.endpoint).hostname or ""
+            local = host in ("localhost", "::1") or host.startswith("127.")
             self._http = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
-                                      headers=self._headers, trust_env=False, verify=verify)
+                                      headers=self._headers, trust_env=not local, verify=verify)
         return self._http
 
     def _post(self, inputs: list[str], kind: str) -> list[list[float]]:

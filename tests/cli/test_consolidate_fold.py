@@ -152,3 +152,20 @@ def test_purging_a_folded_card_makes_the_cards_it_listed_active_again(run, vault
     assert hit["id"] == EN[1][0] and hit["status"] == "active"
     assert run.json("search", "灯塔钥匙")["hits"][0]["id"] == ZH[3][0]
     assert "c-2026110" not in run("doctor").stdout  # no link to a card that is gone
+
+
+def test_consolidate_embeds_the_cards_it_writes(run, vault):
+    from fake_embed import FakeEmbed
+    from services.test_dense_search import configure, search, stored
+
+    seed(vault)
+    with FakeEmbed(dim=64, model="fake-e5") as fake:
+        configure(vault, base_url=fake.base_url, model="fake-e5")
+        run("embed")
+        before = stored(vault)
+        done = run.json("consolidate", env=NOW)
+        made = [f["id"] for f in done["folded"]] + [w["id"] for w in done["written"]]
+        assert len(made) >= 3
+        assert stored(vault) == before + len(made)  # the folded cards and the synopsis have their vectors
+        result = search(vault, "Redis snapshots backup")
+        assert not any("no vector yet" in w for w in result.warnings), result.warnings

@@ -255,3 +255,4 @@ def test_a_remote_endpoint_goes_through_the_proxy_a_local_one_never_does(hybrid,
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     configure(hybrid, base_url=fake.base_url)
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"  # loopback: straight to the server
+

@@ -239,13 +239,19 @@ def _redacted(vault: Vault, path: Path, style: str, text: str) -> str:
 
 
 def _vector_problems(vault: Vault) -> list[str]:
-    """A damaged key list of the embeddings layer: a warning, not damage (it is derived; `memvault embed`
-    deletes it and starts over)."""
+    """An `embeddings:` setting out of range (search and embed refuse it, exit 2), or a damaged key list of the
+    embeddings layer (derived: `memvault embed` deletes it and starts over): warnings, not damage."""
+    from memvault.errors import EmbedError, UsageError
+    from memvault.search.dense.embed import attach
+    from memvault.search.dense.settings import from_section
+    from memvault.search.index import Index
+
+    try:
+        from_section(vault.config.section("embeddings"))
+    except UsageError as exc:
+        return [exc.message]
     if not (vault.local / "vectors.sqlite").exists():
         return []
-    from memvault.errors import EmbedError
-    from memvault.search.dense.embed import attach
-    from memvault.search.index import Index
 
     try:
         with Index(vault.root) as idx:

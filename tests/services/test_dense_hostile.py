@@ -256,3 +256,12 @@ def test_a_remote_endpoint_goes_through_the_proxy_a_local_one_never_does(hybrid,
     configure(hybrid, base_url=fake.base_url)
     assert search(hybrid, "which vehicle").hits[0].id == "c-261101-aaaa"  # loopback: straight to the server
 
+
+
+@pytest.mark.parametrize("key, value, says", [("batch", 0, "embeddings.batch must be at least 1"),
+                                              ("base_url", "127.0.0.1:11434/v1", "embeddings.base_url must be an")])
+def test_doctor_names_an_embeddings_setting_that_search_refuses(hybrid, run, key, value, says):
+    configure(hybrid, **{key: value})
+    assert says in run("search", "Postgres orders", code=2).stderr
+    data = run.json("doctor")
+    assert any(says in w for w in data["warnings"]), data["warnings"]

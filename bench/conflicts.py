@@ -18,6 +18,7 @@ The generator and the planted pairs were frozen (committed) before the detector 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,14 +200,24 @@ def detect(root: Path) -> tuple[list, float]:
     return found, time.perf_counter() - t0
 
 
+@contextlib.contextmanager
+def workdir(keep: str | None, prefix: str) -> Iterator[Path]:
+    """The folder a bench builds its vaults in: --keep DIR (kept), else a temporary one removed at the end."""
+    base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield base
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cards", type=int, default=20000)
     ap.add_argument("--doctor", action="store_true", help="also run `memvault doctor` on the clean vault")
     ap.add_argument("--keep", help="build the vaults in this folder and keep them")
     args = ap.parse_args()
-    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mv-conflicts-"))
-    try:
+    with workdir(args.keep, "mv-conflicts-") as base:
         clean, dirty = base / "clean", base / "planted"
         for p in (clean, dirty):
             shutil.rmtree(p, ignore_errors=True)
@@ -232,9 +244,6 @@ def main() -> int:
             out["doctor_clean"] = {"exit": proc.returncode, "seconds": round(time.perf_counter() - t0, 2),
                                    "conflicts": len(report.get("conflicts", []))}
         print(json.dumps(out, ensure_ascii=False, indent=2))
-    finally:
-        if not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
     return 0
 
 

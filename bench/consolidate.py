@@ -32,14 +32,13 @@ import re
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.conflicts import VOCAB, ZH, Gen  # noqa: E402  (the 20k-card generator of bench/conflicts.py)
+from bench.conflicts import VOCAB, ZH, Gen, workdir  # noqa: E402  (the 20k-card generator of bench/conflicts.py)
 
 NOW = "2026-12-01T12:00:00Z"
 PROJECTS = ("shop", "blog", "novel")
@@ -206,8 +205,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="best of N timings of the full consolidate")
     ap.add_argument("--keep", help="build the vaults in this folder and keep them")
     args = ap.parse_args()
-    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mv-consolidate-"))
-    try:
+    with workdir(args.keep, "mv-consolidate-") as base:
         gen_root = base / "none"
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
@@ -244,9 +242,6 @@ def main() -> int:
         gain = columns["consolidate"]["median_facts"] / max(1, columns["none"]["median_facts"]) - 1
         out.update(columns=columns, median_gain=round(gain, 3), per_query=facts)
         print(json.dumps(out, ensure_ascii=False, indent=2))
-    finally:
-        if not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
     return 0
 
 

@@ -100,3 +100,16 @@ def redraw_graph(vault) -> None:
         redraw_if_present(vault, chinese_mode(vault))
     except MemvaultError as exc:
         err(f"warning: graph.html was not redrawn: {exc.message}")
+
+
+def embed_new(vault) -> None:
+    """With embeddings on, the new cards get their vectors now, best effort: a failure only warns."""
+    if not vault.config.section("embeddings").get("base_url"):
+        return
+    import os
+
+    from memvault.views.embed import embed_new_cards
+
+    warning = embed_new_cards(vault, os.environ)
+    if warning:
+        err(f"warning: {warning}")

@@ -26,7 +26,9 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
         rows.append(("llm", "no endpoint configured: distill uses the offline engine"))
     rows.append(("api key", llm["api_key"]))
     emb = data.get("embeddings") or {}
-    if emb.get("base_url"):
+    if emb.get("problem"):
+        rows.append(("embeddings", f"{emb.get('model')} at {emb['base_url']}: {emb['problem']}"))
+    elif emb.get("base_url"):
         rows.append(("embeddings", f"{emb['model']} at {emb['base_url']}: {emb['cards_embedded']} card vectors,"
                                    f" {emb['cards_missing']} cards without one (`memvault embed`)"
                                    + (f"; stored vectors are for {emb['stored_model']}"

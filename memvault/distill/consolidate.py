@@ -62,6 +62,14 @@ class ConsolidateResult:
                 "warnings": self.warnings, "usage": self.usage}
 
 
+def read_cards(vault: Vault, warnings: list[str]) -> list[Card]:
+    """Every readable card; each unreadable one (broken YAML…) is named in `warnings` and left as it is."""
+    problems: list = []
+    cards = vault.cards(problems=problems)
+    warnings.extend(f"{p}: left out (fix the file, then run again)" for p in problems)
+    return cards
+
+
 def _day(card: Card) -> str:
     return (card.valid_from or card.created or "")[:10]
 
@@ -122,7 +130,7 @@ def _consolidate(vault: Vault, now: Callable[[], str], project: str | None, dry_
     rules = folding.FoldRules.from_config(section)
     do_fold = bool(section.get("fold", True)) if fold is None else fold
     if dry_run:
-        cards = vault.cards(problems=[])
+        cards = read_cards(vault, result.warnings)
         at = now()
         folds = _folds(vault, cards, at, project, rules, do_fold, result)
         if synopsis:
@@ -130,7 +138,7 @@ def _consolidate(vault: Vault, now: Callable[[], str], project: str | None, dry_
         return result
     with vault.exclusive("distill", LOCK_WHAT):
         recover(vault)
-        cards = vault.cards(problems=[])
+        cards = read_cards(vault, result.warnings)
         at = now()
         folds = _folds(vault, cards, at, project, rules, do_fold, result)
         fresh = _plan(vault, folding.apply(cards, folds), at, project, result, asker) if synopsis else {}

@@ -13,13 +13,18 @@ import dataclasses
 import hashlib
 import json
 import shlex
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memvault.vault import codec
-from memvault.errors import NoMatch, UsageError
+from memvault.distill.fold import is_folded
+from memvault.errors import EmbedError, NoMatch, UsageError
+from memvault.search.dense.embed import erase
+from memvault.search.index import Index
+from memvault.search.index.vectors import FILE as KEYS_FILE
 from memvault.model import Card, Episode, Revoke
 from memvault.vault.pages import EntityTable, recover, write_change_set
 from memvault.vault.files import remove_file, rewrite_lines
@@ -90,21 +95,59 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
     episodes = list(card.episodes) if with_episodes else []
     record = {"v": 1, "type": "forget", "mode": "purge", "at": at, "change": change, "card": card.id,
               "episodes": episodes}
-    write_change_set(vault, all_cards, {}, {card.id: card}, table.names, record, removed=[card.id])
+    citing = _uncite(all_cards, card.id)
+    changed = {**_unfold(all_cards, card), **citing}
+    write_change_set(vault, all_cards, changed, {card.id: card, **{cid: all_cards[cid] for cid in changed}},
+                     table.names, record, removed=[card.id])
     if card_path is not None:
         result.files.append(vault.rel(card_path))
+    for cid in sorted(changed):
+        path = vault.find_card_path(cid)
+        result.files += [vault.rel(path)] if path else []
+        if cid in citing:
+            result.files += _blank_journal(vault, cid)  # its earlier versions quoted the line too
     for slug, old in pages_before.items():
         if old is not None and _read(vault.entity_path(slug)) != old:
             result.files.append(vault.rel(vault.entity_path(slug)))
     result.files += _blank_journal(vault, card.id)
-    result.files += _drop_index(vault)
+    purged: list[str] = []
     if episodes:
         files, purged = _purge_episodes(vault, set(episodes), at)
         result.files += files
         result.episodes_purged = purged
+    result.files += _erase_vectors(vault, {"card": [card.id, *sorted(citing)], "episode": purged})
+    result.files += _drop_index(vault)
     result.git_history = _git_advice(vault, [f for f in result.files if not f.startswith(".memvault/")],
                                      card_path)
     return result
+
+
+def _unfold(all_cards: dict[str, Card], card: Card) -> dict[str, Card]:
+    """A folded card only repackages the cards it lists: when it is purged they are active again (as undoing
+    the fold makes them), not superseded by a card that is gone."""
+    if not is_folded(card):
+        return {}
+    out = {}
+    for cid in card.supersedes:
+        old = all_cards.get(cid)
+        if old is None or card.id not in old.superseded_by:
+            continue
+        rest = tuple(x for x in old.superseded_by if x != card.id)
+        status = "active" if old.status == "superseded" and not rest else old.status
+        out[cid] = dataclasses.replace(old, status=status, superseded_by=rest)
+    return out
+
+
+def _uncite(all_cards: dict[str, Card], card_id: str) -> dict[str, Card]:
+    """The cards whose body quotes the purged card on a line that cites it (a folded card's "- date title
+    [id]", a synopsis line), with those lines taken out: the purge removes the text there too."""
+    out = {}
+    for cid, other in all_cards.items():
+        if cid == card_id or card_id not in other.body:
+            continue
+        lines = [line for line in other.body.split("\n") if card_id not in line]
+        out[cid] = dataclasses.replace(other, body="\n".join(lines).strip("\n"))
+    return out
 
 
 def _read(path: Path) -> str | None:
@@ -148,6 +191,22 @@ def _drop_index(vault: Vault) -> list[str]:
             if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
     return gone
+
+
+def _erase_vectors(vault: Vault, keys: dict[str, list[str]]) -> list[str]:
+    """An embedding can be turned back into much of its text: erase the purged items' vectors (search.dense).
+    When that fails (numpy gone, a damaged file) every vector file goes: they are derived, `embed` refills."""
+    if not (vault.local / KEYS_FILE).exists():
+        return []
+    try:
+        with Index(vault.root) as idx:
+            return [f".memvault/{name}" for name in erase(idx, keys)]
+    except (EmbedError, sqlite3.Error, OSError):
+        gone = []
+        for path in sorted(vault.local.glob("vectors*")):
+            if path.is_file() and remove_file(path):
+                gone.append(vault.rel(path))
+        return gone
 
 
 def _purge_episodes(vault: Vault, ids: set[str], at: str) -> tuple[list[str], list[str]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.distill import synopsis_llm
+from memvault.distill.consolidate import read_cards
 from memvault.distill.merge import card_id, is_near_duplicate, union
 from memvault.distill.run import crash_point
 from memvault.model import Card
@@ -76,11 +77,11 @@ def reflect(vault: Vault, env: Mapping[str, str], *, now: Callable[[], str], pro
     asker = synopsis_llm.Asker(vault, env)
     try:
         if dry_run:
-            _plan(vault, vault.cards(problems=[]), now(), project, k, result, asker, {})
+            _plan(vault, read_cards(vault, result.warnings), now(), project, k, result, asker, {})
             return result
         with vault.exclusive("distill", LOCK_WHAT):
             recover(vault)
-            cards = vault.cards(problems=[])
+            cards = read_cards(vault, result.warnings)
             at = now()
             seen: dict[str, str] = {}
             fresh = _plan(vault, cards, at, project, k, result, asker, seen)

@@ -67,15 +67,17 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
         data = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("key") == key and "embeddings" in data:
+        if data.get("key") == key and data.get("v") == 2:
             return data
     except (OSError, ValueError):
         pass
     from memvault.vault.store import atomic_write, read_config  # slow path: yaml, once per change of the file
 
     cfg = read_config(root, env)
-    data = {"key": key, "search": dict(cfg.section("search")), "deny": list(cfg.section("redact").get("deny") or []),
-            "kinds": list(cfg.kinds), "embeddings": dict(cfg.section("embeddings"))}
+    deny = list(cfg.section("redact").get("deny") or [])
+    # The embeddings section carries redact.deny too: what goes to the embeddings endpoint is redacted with it.
+    data = {"v": 2, "key": key, "search": dict(cfg.section("search")), "deny": deny, "kinds": list(cfg.kinds),
+            "embeddings": {**dict(cfg.section("embeddings")), "deny": deny}}
     try:
         if not racy:
             atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import marshal
+import sqlite3
 from dataclasses import dataclass, field
 
 from pathlib import Path
@@ -45,6 +46,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     settings = _settings_problems(vault, fixed=fix)
     errors += [VaultFormatError(CONFIG_NAME, p.line, p.message) for p in settings if p.error]
     report.warnings = [str(p) for p in settings if not p.error]
+    report.warnings += _vector_problems(vault)
     files = vault.episode_files()
     report.files += len(files)
     for path in files:
@@ -234,6 +236,31 @@ def _redacted(vault: Vault, path: Path, style: str, text: str) -> str:
     except VaultFormatError:
         pass  # damaged front matter: fall back to the text edit below
     return secretscan.redact_yaml_text(text, vault.rules)
+
+
+def _vector_problems(vault: Vault) -> list[str]:
+    """An `embeddings:` setting out of range (search and embed refuse it, exit 2), or a damaged key list of the
+    embeddings layer (derived: `memvault embed` deletes it and starts over): warnings, not damage."""
+    from memvault.errors import EmbedError, UsageError
+    from memvault.search.dense.embed import attach
+    from memvault.search.dense.settings import from_section
+    from memvault.search.index import Index
+
+    try:
+        from_section(vault.config.section("embeddings"))
+    except UsageError as exc:
+        return [exc.message]
+    if not (vault.local / "vectors.sqlite").exists():
+        return []
+
+    try:
+        with Index(vault.root) as idx:
+            attach(idx, check=True)
+    except EmbedError as exc:
+        return [exc.message]
+    except sqlite3.Error:
+        return []  # busy: another memvault is writing it
+    return []
 
 
 def _fix_derived(vault: Vault) -> list[str]:

@@ -16,7 +16,7 @@ from memvault.vault.store import Vault
 def embed_vault(vault: Vault, env: Mapping[str, str], *, episodes: bool = False, rebuild: bool = False,
                 on_progress: Callable[[str, int, int], None] | None = None) -> EmbedReport:
     """Embed every card (and with `episodes` every live turn) that has no vector for its current text."""
-    settings = from_section(vault.config.section("embeddings"))
+    settings = from_section(vault.config.section("embeddings"), vault.config.section("redact").get("deny") or ())
     if settings is None:
         raise UsageError("embeddings are off: set embeddings.base_url and embeddings.model in memvault.yaml")
     mode = str(vault.config.section("search").get("chinese", "bigram"))
@@ -30,7 +30,7 @@ def embed_new_cards(vault: Vault, env: Mapping[str, str]) -> str | None:
     """After distill or remember: embed the cards that have no vector, best effort. None when done or when
     embeddings are off; else one warning line (a failure here never fails the command that wrote the cards)."""
     try:
-        settings = from_section(vault.config.section("embeddings"))
+        settings = from_section(vault.config.section("embeddings"), vault.config.section("redact").get("deny") or ())
         if settings is None:
             return None
         mode = str(vault.config.section("search").get("chinese", "bigram"))

@@ -3,11 +3,15 @@ their keys come from, and how many cards have a vector."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from memvault.distill.cards import distilled_ids, last_distill
+from memvault.errors import EmbedError
+from memvault.search.dense.embed import attach
+from memvault.redact.urls import display_url
 from memvault.search.index import Index
 from memvault.vault.store import Vault
 
@@ -23,17 +27,25 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         statuses = idx.status_counts()
         card_projects = idx.project_counts()
         emb = dict(vault.config.section("embeddings"))
-        embeddings: dict[str, Any] = {"base_url": emb.get("base_url") or ""}
-        if embeddings["base_url"]:
-            idx.attach_vectors()
-            meta = idx.vec_space("card")
-            embeddings.update({
-                "model": emb.get("model"), "stored_model": meta[0] if meta else None,
-                "dimensions": meta[1] if meta else 0, "cards_embedded": idx.vec_count("card"),
-                "cards_missing": idx.vec_missing_card_count(), "episodes_embedded": idx.vec_count("episode"),
-                # The variable the key would come from, and whether it is set; never the key itself.
-                "api_key": (f"env {emb['api_key_env']} ({'set' if env.get(emb['api_key_env']) else 'not set'})"
-                            if emb.get("api_key_env") else "none")})
+        embeddings: dict[str, Any] = {"base_url": display_url(str(emb.get("base_url") or ""),
+                                                              "embeddings.base_url") if emb.get("base_url") else ""}
+        try:
+            if embeddings["base_url"]:
+                attach(idx)
+                meta = idx.vec_space("card")
+                embeddings.update({
+                    "model": emb.get("model"), "stored_model": meta[0] if meta else None,
+                    "dimensions": meta[1] if meta else 0, "cards_embedded": idx.vec_count("card"),
+                    "cards_missing": idx.vec_missing_card_count(), "episodes_embedded": idx.vec_count("episode"),
+                    # The variable the key would come from, and whether it is set; never the key itself.
+                    "api_key": (f"env {emb['api_key_env']} ({'set' if env.get(emb['api_key_env']) else 'not set'})"
+                                if emb.get("api_key_env") else "none")})
+        except EmbedError as exc:
+            embeddings.update({"model": emb.get("model"), "problem": exc.message})
+        except sqlite3.DatabaseError as exc:
+            why = "busy: another memvault is writing it" if isinstance(exc, sqlite3.OperationalError) else "damaged"
+            embeddings.update({"model": emb.get("model"),
+                               "problem": f".memvault/vectors.sqlite is {why}: run memvault embed"})
     n_cards = sum(statuses.values())
     journal = vault.journal(problems=problems)
     distilled = distilled_ids(journal)
@@ -56,7 +68,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         "damaged": len(problems),
         "settings_problems": [str(p) for p in vault.config.problems],
         "llm": {
-            "base_url": llm.get("base_url"),
+            "base_url": (display_url(str(llm["base_url"]), "llm.base_url") if llm.get("base_url")
+                         else llm.get("base_url")),
             "model": llm.get("model"),
             "base_url_from": vault.config.sources.get("llm.base_url", "default"),
             # Where the key would come from, and whether it is set; never the key itself.

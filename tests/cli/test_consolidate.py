@@ -67,3 +67,20 @@ def test_a_new_synopsis_supersedes_the_previous_one_of_its_project_only(run, vau
     only = run.json("consolidate", "--project", "novel", env={"MEMVAULT_NOW": DAY2})
     assert only["written"] == [] and only["unchanged"] == ["novel"]
     run("doctor")
+
+
+def test_a_card_with_broken_yaml_is_named_left_out_and_kept_as_it_is(run, vault):
+    seed(vault)
+    put(vault, "c-20261101-b00003", kind="decision", title="灯塔在第九章倒塌", project="novel")
+    broken = next(vault.glob("cards/*/c-20261101-b00003.md"))
+    text = broken.read_text(encoding="utf-8").replace("title: ", "title: [unclosed: {", 1)
+    broken.write_text(text, encoding="utf-8")
+    for args in (("consolidate", "--dry-run", "--json"), ("consolidate", "--json")):
+        res = run(*args, env={"MEMVAULT_NOW": DAY1})
+        out = json.loads(res.stdout)
+        assert [w["project"] for w in out["written"]] == ["novel", "shop"]
+        [warning] = [w for w in out["warnings"] if "c-20261101-b00003.md" in w]
+        assert "left out" in warning and "灯塔" not in warning
+    res = run("consolidate", env={"MEMVAULT_NOW": DAY2})
+    assert "c-20261101-b00003.md" in res.stderr and "left out" in res.stderr
+    assert broken.read_text(encoding="utf-8") == text  # nothing lost: the file is as the user left it

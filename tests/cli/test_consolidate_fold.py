@@ -120,3 +120,52 @@ def test_a_history_question_does_not_call_a_folded_card_no_longer_true(run, vaul
     ids = [c["id"] for c in pack["cards"]]
     assert folded["shop"] in ids and "c-20260604-e00004" not in ids  # listed by the folded card, not history
     assert "History (no longer true)" not in pack["pack"]
+
+
+def test_purging_a_folded_original_takes_its_line_out_of_the_folded_card_and_the_synopsis(run, vault):
+    seed(vault)
+    done = run.json("consolidate", env=NOW)
+    folded = {f["project"]: f["id"] for f in done["folded"]}
+    for cid, title, _day in (EN[0], ZH[0]):
+        run("forget", cid, "--purge", env=NOW)
+        holders = [str(p.relative_to(vault)) for p in vault.rglob("*")
+                   if p.is_file() and title in p.read_text(encoding="utf-8", errors="ignore")]
+        assert holders == [], f"{title!r} survives the purge in {holders}"
+    cards = {c.id: c for c in Vault.open(vault, {}).cards()}
+    shop = cards[folded["shop"]]
+    assert EN[0][0] not in shop.body and all(f"{t} [{c}]" in shop.body for c, t, _d in EN[1:])
+    assert ZH[0][0] not in cards[folded["novel"]].body and f"{ZH[1][1]} [{ZH[1][0]}]" in cards[folded["novel"]].body
+    res = run("search", "session store", code=1)
+    assert "session store" not in res.stdout + res.stderr
+    assert run.json("search", "Redis snapshots")["hits"][0]["id"] in (folded["shop"], EN[1][0])
+
+
+def test_purging_a_folded_card_makes_the_cards_it_listed_active_again(run, vault):
+    seed(vault)
+    done = run.json("consolidate", "--fold-only", env=NOW)
+    for f in done["folded"]:
+        run("forget", f["id"], "--purge", env=NOW)
+    cards = {c.id: c for c in Vault.open(vault, {}).cards()}
+    for cid, _t, _d in [*EN, *ZH]:
+        assert cards[cid].status == "active" and cards[cid].superseded_by == (), cid
+    hit = run.json("search", "Redis snapshots")["hits"][0]
+    assert hit["id"] == EN[1][0] and hit["status"] == "active"
+    assert run.json("search", "灯塔钥匙")["hits"][0]["id"] == ZH[3][0]
+    assert "c-2026110" not in run("doctor").stdout  # no link to a card that is gone
+
+
+def test_consolidate_embeds_the_cards_it_writes(run, vault):
+    from fake_embed import FakeEmbed
+    from services.test_dense_search import configure, search, stored
+
+    seed(vault)
+    with FakeEmbed(dim=64, model="fake-e5") as fake:
+        configure(vault, base_url=fake.base_url, model="fake-e5")
+        run("embed")
+        before = stored(vault)
+        done = run.json("consolidate", env=NOW)
+        made = [f["id"] for f in done["folded"]] + [w["id"] for w in done["written"]]
+        assert len(made) >= 3
+        assert stored(vault) == before + len(made)  # the folded cards and the synopsis have their vectors
+        result = search(vault, "Redis snapshots backup")
+        assert not any("no vector yet" in w for w in result.warnings), result.warnings

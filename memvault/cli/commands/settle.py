@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memvault.cli.common import err, guard, open_vault, print_json, clean, now_fn, sub_app
+from memvault.cli.common import clean, embed_new, err, guard, now_fn, open_vault, print_json, sub_app
 
 app = sub_app()
 
@@ -107,6 +107,8 @@ def consolidate(
                              fold=False if no_fold else (True if fold_only else None), synopsis=not fold_only)
     for warning in result.warnings:
         err(f"warning: {warning}")
+    if not dry_run and (result.written or result.folded):
+        embed_new(vault)
     if as_json:
         print_json(clean(vault, result.to_json()))
         return

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from memvault.cli.common import state, guard, open_vault, err, print_json, now_fn, sub_app, redraw_graph
+from memvault.cli.common import embed_new
 from memvault.errors import UsageError
 
 app = sub_app()
@@ -94,7 +95,7 @@ def distill_cmd(
         summaries.append(summary)
         if not dry_run:
             redraw_graph(vault)
-            _embed_new(vault)
+            embed_new(vault)
         if summary.failed or dry_run:
             break
     failed = any(s.failed for s in summaries)
@@ -124,25 +125,15 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
     for part in ("consolidate", "reflect"):
         for warning in (upkeep[part] or {}).get("warnings", []):
             err(f"warning: {warning}")
-    if any((upkeep[part] or {}).get("written") for part in ("consolidate", "reflect")):
+    if any((upkeep[part] or {}).get(key) for part in ("consolidate", "reflect") for key in ("written", "folded")):
         redraw_graph(vault)
+        embed_new(vault)
     if not as_json:  # said even under cron, like the offline engine's line: a log shows what changed
         for item in (upkeep["consolidate"] or {}).get("written", []):
             typer.echo(f"synopsis of {item['project']}: {item['id']} ({item['engine']}, {item['lines']} lines)")
         for item in (upkeep["reflect"] or {}).get("written", []):
             typer.echo(f"reflection in {item['project']}: {item['id']} (rests on {len(item['cards'])} cards)")
     return upkeep
-
-
-def _embed_new(vault) -> None:
-    """With embeddings on, the new cards get their vectors now, best effort: a failure only warns."""
-    if not vault.config.section("embeddings").get("base_url"):
-        return
-    from memvault.views.embed import embed_new_cards
-
-    warning = embed_new_cards(vault, os.environ)
-    if warning:
-        err(f"warning: {warning}")
 
 
 def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, extra: dict | None = None) -> None:
@@ -209,7 +200,7 @@ def remember(
                           project=project, supersedes=supersedes or [], valid_from=valid_from,
                           subject=subject, field=field, value=value)
     redraw_graph(vault)
-    _embed_new(vault)
+    embed_new(vault)
     if as_json:
         print_json(result.to_json())
     else:

@@ -11,25 +11,16 @@ import re
 import zlib
 from datetime import datetime, timezone
 from typing import Any, Iterator
-from urllib.parse import urlsplit
 
 from memvault.distill.llm.settings import LLMFailure
+from memvault.redact.urls import display_url
 
 _INFLATE_PIECE = 64 * 1024
 
 
 def display_endpoint(url: str) -> str:
     """scheme://host[:port]/path of a URL, without userinfo or query, safe to show in a message."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return "<unparseable llm.base_url>"
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{port}" if port else host
-    return f"{parts.scheme}://{netloc}{parts.path}"
+    return display_url(url, "llm.base_url")
 
 
 def is_loopback(host: str | None) -> bool:

@@ -23,6 +23,7 @@ from memvault.errors import EmbedError
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
 from memvault.search.dense.settings import EmbedSettings
+from memvault.search.index.vectors import FILE as KEYS_FILE
 
 SPACES = ("card", "episode")
 COMPACT_MIN = 1000  # compact a space once it has at least this many unused rows (and more unused than live)
@@ -58,6 +59,32 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+def attach(idx, report: EmbedReport | None = None, check: bool = False) -> None:
+    """Attach the key list and read it once (with `check`, every page: sqlite's quick_check). A
+    damaged one (not a database, malformed) raises EmbedError naming it; with `report` (memvault embed) it
+    and the matrix files are deleted instead, since they are derived, and the report says every vector is
+    embedded again."""
+    try:
+        idx.attach_vectors()
+        idx.vec_space("card")
+        if check and not idx.vec_sound():
+            raise sqlite3.DatabaseError("quick_check failed")
+        return
+    except sqlite3.OperationalError:
+        raise  # busy (another writer): the caller says so
+    except sqlite3.DatabaseError:
+        if report is None:
+            raise EmbedError(f".memvault/{KEYS_FILE} is damaged: run memvault embed") from None
+    try:
+        idx.detach_vectors()
+    except sqlite3.DatabaseError:
+        pass
+    for name in (KEYS_FILE, KEYS_FILE + "-wal", KEYS_FILE + "-shm", *store.stray_files(idx.root, "", set())):
+        store.drop(idx.root, name)
+    idx.attach_vectors()
+    report.notes.append(f".memvault/{KEYS_FILE} was damaged: deleted it, embedding everything again")
+
+
 def missing_count(idx, space: str, model: str) -> int:
     """How many cards (or live episodes) have no vector for their current text. The count is cached, keyed by
     the index's generation (new whenever cards or episodes change), the next free slot and the model, so that
@@ -75,13 +102,16 @@ def missing_count(idx, space: str, model: str) -> int:
     return n
 
 
-def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport) -> None:
-    """Forget the space's vectors when asked to, when they come from another model, or when their matrix file
-    lost rows (deleted or cut by hand); and say so."""
+def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report: EmbedReport,
+                verify: bool = False) -> None:
+    """Forget the space's vectors when asked to, when they come from another model, when their matrix file
+    lost rows (deleted or cut by hand) or, with `verify`, holds rows that are not unit vectors; and say so."""
     meta = idx.vec_space(space)
     name = idx.vec_file(space)
     short = meta is not None and meta[1] and store.row_count(idx.root, name, meta[1]) < idx.vec_next_slot(space)
-    if meta is not None and meta[0] == settings.model and not rebuild and not short:
+    bad = (verify and not short and meta is not None and meta[0] == settings.model and meta[1]
+           and store.damaged(idx.root, name, meta[1]))
+    if meta is not None and meta[0] == settings.model and not rebuild and not short and not bad:
         return
     with idx.vec_write():
         n = idx.vec_reset(space)
@@ -93,19 +123,22 @@ def check_model(idx, space: str, settings: EmbedSettings, rebuild: bool, report:
                             f" ({n} stored vectors dropped)")
     elif short:
         report.notes.append(f"{name} is shorter than its key list (deleted or cut): re-embedding every {space}")
+    elif bad:
+        report.notes.append(f"{name} is damaged (rows that are not unit vectors): re-embedding every {space}")
     elif rebuild and n:
         report.notes.append(f"--rebuild: {n} stored {space} vectors dropped")
 
 
-def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN) -> None:
-    """When unused rows (left by re-embedded items) are at least `at_least` and outnumber the live ones: write
-    the live rows to a new matrix file and move the key list to it in one transaction (store.py)."""
+def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN, force: bool = False) -> None:
+    """When unused rows (left by re-embedded items) are at least `at_least` and outnumber the live ones, or
+    with `force`: write the live rows to a new matrix file and move the key list to it in one transaction
+    (store.py)."""
     meta = idx.vec_space(space)
     if meta is None or not meta[1]:
         return
     live = idx.vec_count(space)
     dead = idx.vec_next_slot(space) - live
-    if dead < max(at_least, live, 1):
+    if dead < max(at_least, live, 1) and not force:
         return
     new = f"vectors-{space}-{os.urandom(4).hex()}.f32"
     with idx.vec_write():  # no other writer while the rows move
@@ -124,6 +157,23 @@ def compact(idx, space: str, report: EmbedReport, at_least: int = COMPACT_MIN) -
     report.notes.append(f"compacted the {space} vectors: {dead} unused rows dropped")
 
 
+def erase(idx, keys: Mapping[str, Sequence[str]]) -> list[str]:
+    """Forget for good the vectors of these items ({space: keys}; forget --purge): their key rows go (pages
+    zeroed), and a space that had one gets a matrix rewritten with its live rows only, so no row of theirs,
+    nor of any earlier text of theirs, stays on disk. The names of the files that changed, under .memvault/."""
+    idx.attach_vectors()
+    changed: list[str] = []
+    for space, ids in keys.items():
+        with idx.vec_write():
+            gone = idx.vec_forget(space, list(ids))
+        if gone:
+            old = idx.vec_file(space)
+            compact(idx, space, EmbedReport(), force=True)
+            changed += [KEYS_FILE, old]
+    idx.vec_checkpoint()
+    return sorted(set(changed))
+
+
 def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: Sequence[str] = ("card",), *,
                   rebuild: bool = False, limit: int | None = None, client: EmbedClient | None = None,
                   on_progress: Callable[[str, int, int], None] | None = None,
@@ -134,12 +184,12 @@ def embed_missing(idx, settings: EmbedSettings, env: Mapping[str, str], spaces: 
     started = time.perf_counter()
     report = EmbedReport()
     report.model = settings.model
-    idx.attach_vectors()
+    attach(idx, report, check=compact_at is not None)  # not a search's inline embedding: ~0.1 s at 100k cards
     own = client is None
     client = client or EmbedClient(settings, env)
     try:
         for space in spaces:
-            check_model(idx, space, settings, rebuild, report)
+            check_model(idx, space, settings, rebuild, report, verify=compact_at is not None)
             with idx.vec_write():
                 report.pruned[space] = idx.vec_prune(space)
             try:
@@ -189,7 +239,7 @@ def _embed_space(idx, client: EmbedClient, settings: EmbedSettings, space: str, 
             if meta is None or meta[0] != settings.model:
                 raise EmbedError(f"the {space} vectors changed model while embedding: run memvault embed again")
             if meta[1] and meta[1] != dim:
-                raise EmbedError(f"embeddings endpoint {settings.endpoint}: returned {dim}-dimensional vectors, but"
+                raise EmbedError(f"embeddings endpoint {client.shown}: returned {dim}-dimensional vectors, but"
                                  f" the stored {space} vectors have {meta[1]} (model {settings.model}): set"
                                  f" embeddings.dimensions or run memvault embed --rebuild")
             if not meta[1]:

@@ -24,7 +24,7 @@ from memvault.errors import EmbedError
 from memvault.search import fusion
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
-from memvault.search.dense.embed import embed_missing, missing_count
+from memvault.search.dense.embed import attach, embed_missing, missing_count
 from memvault.search.dense.settings import EmbedSettings
 from memvault.search.index import CardFilter, Index
 from memvault.search.results import Hit, SearchOptions
@@ -47,7 +47,7 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
     spaces = ["card", *(["episode"] if opts.episodes else [])]
     idx.vec_busy_ms = SEARCH_BUSY_MS
     try:
-        idx.attach_vectors()
+        attach(idx)
         qvec = _query_vector(idx, query, settings, env, spaces, warnings)
         usable = []
         for space in spaces:
@@ -67,6 +67,10 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
         # Trigger: another process held the vectors' write lock past the busy timeout. Why: the dense layer
         # must never fail a search. Outcome: words only, said once.
         return lexical, [*warnings, "the vector store is busy (another memvault is writing it); showing word"
+                                    " matches only"]
+    except sqlite3.DatabaseError:
+        # Trigger: a key list damaged past its first pages (attach read those). Outcome: words only, said once.
+        return lexical, [*warnings, ".memvault/vectors.sqlite is damaged: run memvault embed; showing word"
                                     " matches only"]
     by_key = {key_of(h): h for h in lexical}
     by_key.update(extra)

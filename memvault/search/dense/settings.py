@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memvault.errors import UsageError
@@ -20,14 +20,16 @@ class EmbedSettings(NamedTuple):
     input_type: bool = False  # send the non-standard "input_type": "query" | "passage"
     admit: float | None = None  # fusion.fuse gates; None: fuse's own defaults
     reject: float | None = None
+    deny: tuple[str, ...] = ()  # redact.deny: every text is redacted with these and the built-in rules first
 
     @property
     def endpoint(self) -> str:
         return self.base_url.rstrip("/") + "/embeddings"
 
 
-def from_section(section: Mapping[str, Any] | None) -> EmbedSettings | None:
-    """The settings, or None when the dense layer is off (no base_url). UsageError names the bad setting."""
+def from_section(section: Mapping[str, Any] | None, deny: Sequence[str] | None = None) -> EmbedSettings | None:
+    """The settings, or None when the dense layer is off (no base_url). UsageError names the bad setting.
+    `deny`: the vault's redact.deny (search.service's cached settings put it in the section as "deny")."""
     sec = dict(section or {})
     base = str(sec.get("base_url") or "").strip()
     if not base:
@@ -62,4 +64,5 @@ def from_section(section: Mapping[str, Any] | None) -> EmbedSettings | None:
         dimensions=num("dimensions", int, 0, 0), batch=num("batch", int, 64, 1),
         timeout=num("timeout", float, 10.0, 0.1), query_prefix=str(sec.get("query_prefix") or ""),
         passage_prefix=str(sec.get("passage_prefix") or ""), input_type=bool(sec.get("input_type")),
-        admit=gate("admit"), reject=gate("reject"))
+        admit=gate("admit"), reject=gate("reject"),
+        deny=tuple(str(d) for d in (sec.get("deny") if deny is None else deny) or ()))

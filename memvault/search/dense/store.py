@@ -85,6 +85,20 @@ def row_count(root: Path, name: str, dim: int) -> int:
         return 0
 
 
+def damaged(root: Path, name: str, dim: int) -> bool:
+    """Whether the matrix holds a row that is neither unit length nor zero (read in blocks)."""
+    np = _numpy()
+    m = _map(root, name, dim)
+    if m is None:
+        return False
+    with np.errstate(all="ignore"):
+        for start in range(0, m.shape[0], 16384):
+            norms = np.linalg.norm(np.asarray(m[start:start + 16384], dtype=np.float64), axis=1)
+            if not np.all((np.abs(norms - 1.0) < 1e-3) | (norms == 0)):
+                return True
+    return False
+
+
 def drop(root: Path, name: str) -> None:
     remove_file(matrix_path(root, name))
 
@@ -111,7 +125,12 @@ def nearest(root: Path, name: str, dim: int, query: Sequence[float], k: int) -> 
     q = unit(query)[0]
     if q.shape[0] != dim:
         raise EmbedError(f"the question's vector has {q.shape[0]} dimensions, the stored ones {dim}")
-    scores = np.asarray(m @ q)
+    with np.errstate(all="ignore"):
+        scores = np.asarray(m @ q)
+    # Cosines of unit rows lie in [-1, 1]: anything else means the file holds something else (damaged by
+    # hand, a disk error) and its scores mean nothing.
+    if not np.all(np.abs(scores) <= 1.001):  # NaN fails this too
+        raise EmbedError(f"{name} is damaged (its rows are not unit vectors): run memvault embed")
     k = min(k, scores.shape[0])
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]

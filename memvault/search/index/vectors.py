@@ -38,6 +38,15 @@ class VectorsMixin:
         for stmt in _DDL:
             self.db.execute(stmt)
 
+    def detach_vectors(self) -> None:
+        """Let go of the key list (e.g. to delete a damaged one). Outside any transaction."""
+        if any(row[1] == "vec" for row in self.db.execute("PRAGMA database_list")):
+            self.db.execute("DETACH DATABASE vec")
+
+    def vec_sound(self) -> bool:
+        """Whether the key list passes sqlite's quick_check (reads every page: for embed and doctor, not search)."""
+        return self.db.execute("PRAGMA vec.quick_check").fetchall() == [("ok",)]
+
     # How long a write waits for another writer; a search waits less (vec_patience) than `memvault embed`.
     vec_busy_ms = 10_000
 
@@ -145,6 +154,19 @@ class VectorsMixin:
         """Record (key, src, text_hash, slot) rows: their vectors are already in the matrix file."""
         self.db.executemany("INSERT OR REPLACE INTO vec.vectors(space, key, src, text_hash, slot) VALUES (?,?,?,?,?)",
                             [(space, *r) for r in rows])
+
+    def vec_forget(self, space: str, keys: Sequence[str]) -> int:
+        """Delete the rows of these keys with secure_delete on, so that their pages are zeroed rather than left
+        free with the old bytes in them (forget --purge); how many went."""
+        if not keys:
+            return 0
+        self.db.execute("PRAGMA vec.secure_delete = ON")
+        return self.db.execute(f"DELETE FROM vec.vectors WHERE space = ? AND key IN ({marks(keys)})",
+                               (space, *keys)).rowcount
+
+    def vec_checkpoint(self) -> None:
+        """Copy the write-ahead log into the key list and empty it (outside any transaction)."""
+        self.db.execute("PRAGMA vec.wal_checkpoint(TRUNCATE)")
 
     def vec_prune(self, space: str) -> int:
         """Forget the vectors of cards or episodes that are gone (deleted, revoked)."""

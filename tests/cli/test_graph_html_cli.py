@@ -114,3 +114,12 @@ def test_same_cards_same_bytes_across_processes(tmp_path):
                        check=True, capture_output=True)
         pages.append((root / "graph.html").read_bytes())
     assert pages[0] == pages[1] and len(page_cards(root)) == 120
+
+
+def test_redrawn_after_consolidate_writes_a_synopsis(vault, run):
+    seed(vault)
+    run("graph", "--html")
+    before = set(page_cards(vault))
+    written = run.json("consolidate", "--project", "shop")["written"]
+    assert written and written[0]["id"] not in before
+    assert written[0]["id"] in page_cards(vault)

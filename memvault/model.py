@@ -147,3 +147,11 @@ def supersede(old: Card, new: Card) -> tuple[Card, Card]:
         superseded_by=union(old.superseded_by, (new.id,)),
     )
     return retired, dataclasses.replace(new, supersedes=union(new.supersedes, (old.id,)))
+
+
+FOLD_SOURCE = "fold"  # source.kind of a folded card (memvault.distill.fold writes them)
+
+
+def is_folded(card: Card) -> bool:
+    """A card `consolidate` folded other cards into (it lists and supersedes them)."""
+    return (card.source or {}).get("kind") == FOLD_SOURCE

@@ -27,10 +27,10 @@ from typing import Any
 
 from memvault.distill.llm import estimate_tokens
 from memvault.distill.merge import card_id
-from memvault.model import Card, union
+from memvault.model import FOLD_SOURCE, Card, is_folded, union
 from memvault.vault.config import DEFAULTS as CONFIG_DEFAULTS
 
-SOURCE_KIND = "fold"
+SOURCE_KIND = FOLD_SOURCE
 TAG = "folded"
 DEFAULTS = CONFIG_DEFAULTS["consolidate"]
 LINE_CHARS = 120  # a folded line: the title (cut at this many characters) …
@@ -70,10 +70,6 @@ class FoldPlan:
         return [{"id": c.id, "project": c.project, "kind": c.kind, "entity": c.entities[0] if c.entities else None,
                  "folds": list(c.supersedes), "from": c.source.get("from"), "to": c.source.get("to")}
                 for c in self.folds.values()]
-
-
-def is_folded(card: Card) -> bool:
-    return (card.source or {}).get("kind") == SOURCE_KIND
 
 
 def _day(card: Card) -> str:

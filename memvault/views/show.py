@@ -59,7 +59,7 @@ def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool =
 def _fold_links(vault: Vault, card) -> dict[str, Any]:
     """`folds` (a folded card: the cards it lists, each id, title, date, status) and `folded_into` (a card a
     folded card lists: that card's id), both empty for other cards (memvault.distill.fold)."""
-    from memvault.distill.fold import is_folded
+    from memvault.model import is_folded
 
     def read(cid: str):
         path = vault.find_card_path(cid)

@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import locomo  # noqa: E402
 import run as ev  # noqa: E402
 from memvault.errors import NoMatch  # noqa: E402
 from memvault.search import fusion  # noqa: E402
@@ -210,9 +211,6 @@ def _own_row(c: Case, got: list[str]) -> dict:
 
 
 def locomo_cases(data: Path, embedder: Embedder) -> tuple[list[Case], dict[str, tuple[str, ...]]]:
-    from memvault.capture.service import capture
-    from memvault.vault.store import Vault
-
     questions = [json.loads(line) for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
                  if line.strip()]
     by_conv: dict[int, list[tuple[int, dict]]] = defaultdict(list)
@@ -222,12 +220,7 @@ def locomo_cases(data: Path, embedder: Embedder) -> tuple[list[Case], dict[str, 
     cases, all_refs = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for conv, qs in sorted(by_conv.items()):
-            root = Path(tmp) / f"conv-{conv}"
-            shutil.copytree(HERE.parent / "vault-template", root)
-            vault = Vault.open(root, {})
-            chat = data / "chats" / f"locomo-{conv}.jsonl"
-            with open(chat, "rb") as fh:
-                capture(vault, [(chat.name, fh)], fmt="jsonl")
+            root = locomo.captured(Path(tmp), data, conv)
             texts, refs = episode_texts(root)
             all_refs.update(refs)
             dense = Dense(embedder, texts)

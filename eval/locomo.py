@@ -34,6 +34,17 @@ from memvault.vault.store import Vault  # noqa: E402
 KS = (1, 5, 10)
 
 
+def captured(tmp: Path, data: Path, conv: int) -> Path:
+    """A fresh vault under `tmp` holding conversation `conv`'s chat, captured as `memvault capture` does."""
+    root = tmp / f"conv-{conv}"
+    shutil.copytree(HERE.parent / "vault-template", root)
+    vault = Vault.open(root, {})
+    chat = data / "chats" / f"locomo-{conv}.jsonl"
+    with open(chat, "rb") as fh:
+        capture(vault, [(chat.name, fh)], fmt="jsonl")
+    return root
+
+
 def turn_ranking(hits) -> list[str]:
     seen: dict[str, None] = {}
     for hit in hits:
@@ -66,12 +77,7 @@ def run(data: Path, limit: int, overrides: dict) -> tuple[dict, dict, int, float
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for conv, qs in sorted(by_conv.items()):
-            root = Path(tmp) / f"conv-{conv}"
-            shutil.copytree(HERE.parent / "vault-template", root)
-            vault = Vault.open(root, {})
-            chat = data / "chats" / f"locomo-{conv}.jsonl"
-            with open(chat, "rb") as fh:
-                capture(vault, [(chat.name, fh)], fmt="jsonl")
+            root = captured(Path(tmp), data, conv)
             for q in qs:
                 if not q.get("evidence"):
                     continue

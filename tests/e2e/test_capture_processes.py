@@ -81,14 +81,22 @@ def test_kill_9_during_capture_then_rerun_stores_everything_once(vault, tmp_path
     assert doctor.returncode == 0, doctor.stdout.decode()
 
 
+# The measured process is started by a small launcher, not by pytest: a child forked from a big process starts
+# with the parent's pages in its peak RSS (ru_maxrss survives exec), so a late, fat pytest would be measured too.
+_LAUNCHER = """import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:])
+_pid, status, usage = os.wait4(proc.pid, 0)
+sys.stderr.write("\\npeak-kib %d\\n" % usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_measured(args: list[str], stdin_path: Path) -> tuple[int, str, str, int]:
     """Run a process and return (exit code, stdout, stderr, peak RSS in KiB) of that process alone."""
     with open(stdin_path, "rb") as stdin:
-        proc = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = proc.stdout.read(), proc.stderr.read()
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, out.decode(), err.decode(), usage.ru_maxrss
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, *args], stdin=stdin, capture_output=True)
+    err, _, peak = done.stderr.decode().rpartition("\npeak-kib ")
+    return done.returncode, done.stdout.decode(), err, int(peak)
 
 
 def test_a_50_mb_line_is_skipped_with_bounded_memory(vault, tmp_path):

@@ -48,7 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "llm": {
         "base_url": "",
         "model": "qwen2.5:7b-instruct",
-        "api_api_key_env": "MEMVAULT_LLM_API_KEY",
+        "api_key_env": "MEMVAULT_LLM_API_KEY",
         "timeout": 120,
         "temperature": 0.0,
         "max_output_tokens": 4096,
@@ -106,7 +106,7 @@ DEFAULTS: dict[str, Any] = {
 ENV_OVERRIDES = {
     "MEMVAULT_LLM_BASE_URL": ("llm", "base_url", str),
     "MEMVAULT_LLM_MODEL": ("llm", "model", str),
-    "MEMVAULT_LLM_API_KEY_ENV": ("llm", "api_api_key_env", str),
+    "MEMVAULT_LLM_API_KEY_ENV": ("llm", "api_key_env", str),
     "MEMVAULT_LLM_TIMEOUT": ("llm", "timeout", float),
     "MEMVAULT_LLM_TEMPERATURE": ("llm", "temperature", float),
     "MEMVAULT_LLM_MAX_OUTPUT_TOKENS": ("llm", "max_output_tokens", int),

@@ -95,3 +95,20 @@ def test_stats_subprocess_warns_on_stderr(vault):
                          capture_output=True, text=True)
     assert res.returncode == 0 and json.loads(res.stdout)["settings_problems"]
     assert "memvault: warning: memvault.yaml:" in res.stderr and "unknown setting 'unknown_thing'" in res.stderr
+
+
+def test_llm_api_key_env_is_the_documented_name_in_file_and_env(run, vault):
+    """README: the key's variable is named by `llm.api_key_env` (env MEMVAULT_LLM_API_KEY_ENV overrides it)."""
+    res = run("stats")
+    assert "api_key_env" not in res.stderr  # the template's own key is a known setting
+    assert run.json("stats")["llm"]["api_key"] == "env MEMVAULT_LLM_API_KEY (not set)"
+    cfg = vault / "memvault.yaml"
+    text = cfg.read_text(encoding="utf-8")
+    lines = [x for x in text.splitlines() if x.lstrip().startswith(("api_key_env:", "api_api_key_env:"))]
+    assert lines and lines[0].startswith("  api_key_env: MEMVAULT_LLM_API_KEY")
+    cfg.write_text(text.replace(lines[0], "  api_key_env: MY_FILE_KEY", 1), encoding="utf-8")
+    res = run("stats")
+    assert "unknown setting" not in res.stderr
+    assert run.json("stats")["llm"]["api_key"] == "env MY_FILE_KEY (not set)"
+    got = run.json("stats", env={"MEMVAULT_LLM_API_KEY_ENV": "MY_ENV_KEY", "MY_ENV_KEY": "x"})
+    assert got["llm"]["api_key"] == "env MY_ENV_KEY (set)"

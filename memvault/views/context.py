@@ -21,6 +21,8 @@ from memvault.redact import engine as redact
 from memvault.search import service as searchlib
 from memvault.errors import NoMatch, UsageError
 from memvault.search.index import Index
+from memvault.search.intent import split_intent
+from memvault.search.tokenize import normalize
 from memvault.distill.llm import estimate_tokens
 from memvault.vault.store import Vault
 
@@ -202,7 +204,7 @@ def _recall(vault: Vault, query: str, project: str | None, skip: set[str]) -> tu
     deny = list(vault.config.section("redact").get("deny") or [])
     runs = [None] if not project else [project, None]
     hits: dict[str, Any] = {}
-    intent = "current"
+    intent = split_intent(normalize(query))[0]  # the question's, also when nothing is recalled
     for proj in runs:
         opts = searchlib.options_from(scfg, limit=RECALL_LIMIT, project=proj)
         try:

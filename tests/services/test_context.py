@@ -185,3 +185,13 @@ def test_retracted_pinned_cards_stay_out(run, vault):
     run("forget", cid, "--retract", env={"MEMVAULT_NOW": "2026-11-03T08:00:00Z"})
     res = pack(vault, "deploys weekdays")
     assert [e.id for e in res.entries] == [keep]
+
+
+def test_history_question_that_recalls_nothing_still_reports_history(vault, shop):
+    """README: `intent` is the question's (current|history), also when only pinned cards make the pack."""
+    zh = pack(vault, "之前的量子望远镜用的是什么", project="shop")
+    assert zh.entries and all(e.pinned for e in zh.entries)  # nothing recalled: pinned cards only
+    assert zh.intent == "history"
+    en = pack(vault, "what quantum telescope did we use before", project="shop")
+    assert all(e.pinned for e in en.entries) and en.intent == "history"
+    assert pack(vault, "which quantum telescope", project="shop").intent == "current"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,3 +155,10 @@ FOLD_SOURCE = "fold"  # source.kind of a folded card (memvault.distill.fold writ
 def is_folded(card: Card) -> bool:
     """A card `consolidate` folded other cards into (it lists and supersedes them)."""
     return (card.source or {}).get("kind") == FOLD_SOURCE
+
+
+def sourceless_label(source: Mapping[str, Any] | None) -> str:
+    """What `show` says of a card with no source turns: by hand (`remember`), or built from other cards."""
+    kind = (source or {}).get("kind")
+    return {FOLD_SOURCE: "(none: folded from the cards it lists)",
+            "consolidate": "(none: a synopsis of the project's cards)"}.get(kind, "(written by hand)")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memvault.errors import NoMatch
+from memvault.model import sourceless_label
 from memvault.mcp import guard
 from memvault.mcp.guard import ToolRefused
 
@@ -135,7 +136,7 @@ def show(ctx: Ctx, ident: Any, sources: bool = True) -> Reply:
             if ep.get("user") is not None:
                 lines += [f"  user: {_flat(ep['user'])}", f"  assistant: {_flat(ep['assistant'])}"]
         if not data.get("source_episodes"):
-            lines.append(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
+            lines.append(f"sources: {', '.join(data['sources']) or sourceless_label(data.get('source'))}")
         lines += [f"chain: {s['created'][:10]} {s['id']} {s['status']}" for s in data["chain"] if len(data["chain"]) > 1]
     else:
         lines = [f"{data['name']}  ({data['kind'] or 'entity'})  aliases: {', '.join(data['aliases']) or '-'}"]

@@ -121,3 +121,17 @@ def test_show_of_a_hand_written_card_says_so(run):
     cid = run.json("remember", "Deploys only on weekdays", "--kind", "rule")["id"]
     assert "sources: (written by hand)" in run("show", cid).stdout
     assert run.json("show", cid)["source_episodes"] == []
+
+
+def test_show_of_a_folded_card_does_not_call_it_hand_written(run, vault):
+    from memvault.mcp import tools
+
+    for i in range(1, 5):
+        run("remember", f"Redis keeps the session store, note {i}", "--kind", "fact", "-e", "Redis",
+            "--project", "shop", "--valid-from", f"2025-0{i}-01")
+    folded = run.json("consolidate", "--fold-only")["folded"][0]["id"]
+    out = run("show", folded).stdout
+    assert "written by hand" not in out
+    assert "sources: (none: folded from the cards it lists)" in out
+    mcp_text = tools.show(tools.Ctx(vault, {}), folded).text  # MCP `show` renders the same way
+    assert "written by hand" not in mcp_text and "(none: folded from the cards it lists)" in mcp_text

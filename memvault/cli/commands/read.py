@@ -10,6 +10,7 @@ import typer
 
 from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app, err
 from memvault.errors import NoMatch, UsageError
+from memvault.model import sourceless_label
 
 app = sub_app()
 
@@ -96,7 +97,7 @@ def show(
         elif isinstance((data.get("source") or {}).get("cards"), list):  # a reflection: the cards it rests on
             typer.echo(f"rests on: {', '.join(str(c) for c in data['source']['cards'])}")
         else:
-            typer.echo(f"sources: {', '.join(data['sources']) or '(written by hand)'}")
+            typer.echo(f"sources: {', '.join(data['sources']) or sourceless_label(data.get('source'))}")
         for step in data["chain"]:
             mark = "*" if step["id"] == data["id"] else " "
             typer.echo(f" {mark} {step['created'][:10]}  {step['id']}  {step['status']:10s} {step['title'] or ''}")

@@ -1,5 +1,6 @@
 """`memvault graph --html`: --project/--since limit the page, --open opens it, and it is redrawn (with the
-options it was drawn with) after remember, forget and reindex when a graph.html exists."""
+options it was drawn with) after remember, forget, distill, consolidate, resolve, import and reindex when a
+graph.html exists."""
 
 from __future__ import annotations
 
@@ -123,3 +124,18 @@ def test_redrawn_after_consolidate_writes_a_synopsis(vault, run):
     written = run.json("consolidate", "--project", "shop")["written"]
     assert written and written[0]["id"] not in before
     assert written[0]["id"] in page_cards(vault)
+
+
+def test_redrawn_after_resolve_and_import(vault, run, tmp_path):
+    seed(vault)
+    run("graph", "--html")
+    assert page_cards(vault)["c-20250101-aaaa"]["s"] == "active"
+    run("resolve", "c-20250601-bbbb", "--over", "c-20250101-aaaa")
+    assert page_cards(vault)["c-20250101-aaaa"]["s"] == "superseded"  # the page follows the resolve
+    other = tmp_path / "other"
+    run("init", str(other))
+    made = run.json("remember", "Imported card", "-p", "shop", "-V", str(other))["id"]
+    bundle = tmp_path / "b.json"
+    run("export", "--output", str(bundle), "-V", str(other))
+    run("import", str(bundle))
+    assert made in page_cards(vault)  # and the import

@@ -54,7 +54,10 @@ def resolve(
     """
     from memvault.distill.resolve import resolve as svc_resolve
 
-    result = svc_resolve(open_vault(), winner, over, now=now_fn(), dry_run=dry_run)
+    vault = open_vault()
+    result = svc_resolve(vault, winner, over, now=now_fn(), dry_run=dry_run)
+    if result.changed and not dry_run:
+        redraw_graph(vault)
     if as_json:
         print_json(result.to_json())
         return

@@ -198,8 +198,10 @@ def import_cmd(
             data = Path(file).read_bytes()
         except OSError as exc:
             raise UsageError(f"{file}: cannot read ({exc.strerror})") from None
-    result = import_bundle(open_vault(), data, name="<stdin>" if file == "-" else file, now=now_fn(),
-                           dry_run=dry_run)
+    vault = open_vault()
+    result = import_bundle(vault, data, name="<stdin>" if file == "-" else file, now=now_fn(), dry_run=dry_run)
+    if result.imported and not dry_run:
+        redraw_graph(vault)
     for problem in result.problems:
         err(f"warning: {problem}")
     if as_json:

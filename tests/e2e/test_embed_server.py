@@ -131,3 +131,30 @@ def test_a_bad_port_is_a_usage_error():
     done = subprocess.run([sys.executable, "-m", "memvault", "embed-server", "--port", "70000"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--port" in done.stderr
+
+
+def test_the_printed_settings_paste_into_memvault_yaml_with_input_type(tmp_path):
+    """Without --json it prints an `embeddings:` block to paste; e5 needs the query/passage side, so the block
+    turns on input_type (as make demo and eval/run.py do), else every question is embedded as a passage."""
+    import yaml
+
+    proc = subprocess.Popen([sys.executable, "-m", "memvault", "embed-server", "--threads", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        lines = []
+        for line in proc.stdout:
+            if line.startswith("Ctrl-C"):
+                break
+            lines.append(line)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    block = "".join(lines[lines.index("memvault.yaml:\n") + 1:])
+    emb = yaml.safe_load(block)["embeddings"]
+    assert emb["model"] == "multilingual-e5-small-q4" and emb["dimensions"] == 384
+    assert emb["base_url"].startswith("http://127.0.0.1:") and emb["input_type"] is True

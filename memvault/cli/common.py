@@ -102,6 +102,12 @@ def redraw_graph(vault) -> None:
         err(f"warning: graph.html was not redrawn: {exc.message}")
 
 
+def cards_changed(vault) -> None:
+    """Cards were written: redraw graph.html and embed the new cards (both best effort, warnings only)."""
+    redraw_graph(vault)
+    embed_new(vault)
+
+
 def embed_new(vault) -> None:
     """With embeddings on, the new cards get their vectors now, best effort: a failure only warns."""
     if not vault.config.section("embeddings").get("base_url"):

@@ -44,12 +44,17 @@ def server():
             time.sleep(0.1)
         yield info
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if the server has not ended within 10 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def embed(info: dict, texts: list[str], side: str | None) -> list[list[float]]:
@@ -148,12 +153,7 @@ def test_the_printed_settings_paste_into_memvault_yaml_with_input_type(tmp_path)
                 break
             lines.append(line)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
     block = "".join(lines[lines.index("memvault.yaml:\n") + 1:])
     emb = yaml.safe_load(block)["embeddings"]
     assert emb["model"] == "multilingual-e5-small-q4" and emb["dimensions"] == 384

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memvault.cli.common import clean, embed_new, err, guard, now_fn, open_vault, print_json, redraw_graph
+from memvault.cli.common import cards_changed, clean, err, guard, now_fn, open_vault, print_json
 from memvault.cli.common import sub_app
 
 app = sub_app()
@@ -40,8 +40,7 @@ def reflect(
     for warning in result.warnings:
         err(f"warning: {warning}")
     if result.written and not dry_run:
-        redraw_graph(vault)
-        embed_new(vault)
+        cards_changed(vault)
     if as_json:
         print_json(clean(vault, result.to_json()))
     elif result.skipped:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memvault.cli.common import clean, embed_new, err, guard, now_fn, open_vault, print_json, redraw_graph, sub_app
+from memvault.cli.common import cards_changed, clean, err, guard, now_fn, open_vault, print_json, redraw_graph, sub_app
 
 app = sub_app()
 
@@ -111,8 +111,7 @@ def consolidate(
     for warning in result.warnings:
         err(f"warning: {warning}")
     if not dry_run and (result.written or result.folded):
-        redraw_graph(vault)
-        embed_new(vault)
+        cards_changed(vault)
     if as_json:
         print_json(clean(vault, result.to_json()))
         return

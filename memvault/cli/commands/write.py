@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from memvault.cli.common import state, guard, open_vault, err, print_json, now_fn, sub_app, redraw_graph
-from memvault.cli.common import embed_new
+from memvault.cli.common import cards_changed
 from memvault.errors import UsageError
 
 app = sub_app()
@@ -94,8 +94,7 @@ def distill_cmd(
                               upgrade=upgrading)
         summaries.append(summary)
         if not dry_run:
-            redraw_graph(vault)
-            embed_new(vault)
+            cards_changed(vault)
         if summary.failed or dry_run:
             break
     failed = any(s.failed for s in summaries)
@@ -126,8 +125,7 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
         for warning in (upkeep[part] or {}).get("warnings", []):
             err(f"warning: {warning}")
     if any((upkeep[part] or {}).get(key) for part in ("consolidate", "reflect") for key in ("written", "folded")):
-        redraw_graph(vault)
-        embed_new(vault)
+        cards_changed(vault)
     if not as_json:  # said even under cron, like the offline engine's line: a log shows what changed
         for item in (upkeep["consolidate"] or {}).get("written", []):
             typer.echo(f"synopsis of {item['project']}: {item['id']} ({item['engine']}, {item['lines']} lines)")
@@ -199,8 +197,7 @@ def remember(
     result = svc_remember(vault, title, now=now_fn(), kind=kind, body=body, entities=names,
                           project=project, supersedes=supersedes or [], valid_from=valid_from,
                           subject=subject, field=field, value=value)
-    redraw_graph(vault)
-    embed_new(vault)
+    cards_changed(vault)
     if as_json:
         print_json(result.to_json())
     else:

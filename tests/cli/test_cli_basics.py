@@ -39,6 +39,20 @@ def test_init_git_makes_a_first_commit(tmp_path):
     assert "memvault.yaml" in tracked and ".gitattributes" in tracked
 
 
+def test_graph_html_stays_out_of_git(tmp_path):
+    # graph.html is derived (redrawn after every write): in git it would conflict on every merge of two vaults.
+    target = tmp_path / "g"
+    runner = CliRunner()
+    assert runner.invoke(app, ["init", str(target), "--git"]).exit_code == 0
+    assert runner.invoke(app, ["--vault", str(target), "remember", "Backups run nightly at 03:00"]).exit_code == 0
+    res = runner.invoke(app, ["--vault", str(target), "graph", "--html"])
+    assert res.exit_code == 0, res.stderr
+    assert (target / "graph.html").is_file()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=target,
+                            capture_output=True, text=True, check=True).stdout
+    assert "cards/" in status and "graph.html" not in status
+
+
 def test_template_lists_every_default_setting():
     template = yaml.safe_load((ROOT / "vault-template" / "memvault.yaml").read_text())
     assert template == DEFAULTS

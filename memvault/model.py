@@ -33,6 +33,7 @@ class Message:
     tools: int = 0  # tool calls/results carried by this message (counted, never stored)
     harness: bool = False
     start: bool = False  # the input holds the conversation's first message (not a cut): set on that message
+    speaker: str | None = None  # the name the log gives whoever said it (a character, a participant), if any
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,23 @@ class Episode:
     source: dict[str, Any] = dataclasses.field(default_factory=dict)
     hash: str = ""
     v: int = 1
+    # Who spoke, when the log names them (role-play characters, chat participants): role -> names in order of
+    # speaking, e.g. {"user": ["Anna"], "assistant": ["Seraphina", "Kael"]}. Not part of `hash`.
+    speakers: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+
+def voiced(text: str, names: Iterable[str] | None) -> str:
+    """A side of a turn with its speakers' names in front ("Anna: …"), as search, embeddings and distill show
+    it; the text alone when the log named nobody."""
+    names = [n for n in names or () if n]
+    return f"{', '.join(names)}: {text}" if names and text else text
+
+
+def turn_text(user: str, assistant: str, speakers: Mapping[str, Iterable[str]] | None = None) -> str:
+    """A whole turn as one text: the user's side, then the assistant's, each voiced by its speakers."""
+    speakers = speakers or {}
+    return "\n".join(x for x in (voiced(user, speakers.get("user")), voiced(assistant, speakers.get("assistant")))
+                     if x)
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,11 @@ class _Turn:
     kind: str = ""
     start: bool = False  # the input begins at the conversation's first message
     anonymous: bool = False  # no session id in the input: the session was derived from its opening
+    speakers: dict[str, list[str]] = field(default_factory=dict)  # role -> names, in order of speaking
+
+    def heard(self, role: str, speaker: str | None) -> None:
+        if speaker and speaker not in (names := self.speakers.setdefault(role, [])):
+            names.append(speaker)
 
 
 @dataclass(frozen=True)
@@ -204,12 +209,14 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             if cur is not None and not cur.assistant and cur.user:
                 cur.user.append(text)  # two user messages in a row are one turn
                 cur.refs.append(msg.ref)
+                cur.heard("user", msg.speaker)
                 continue
             counters[key] = counters.get(key, 0) + 1
             cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
                         start=starts[key])
             cur.user.append(text)
             cur.refs.append(msg.ref)
+            cur.heard("user", msg.speaker)
             current[key] = cur
             (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
         elif msg.role == "user":
@@ -227,6 +234,7 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
                 (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
             if text:
                 cur.assistant.append(text)
+                cur.heard("assistant", msg.speaker)
             cur.refs.append(msg.ref)
             cur.tools += msg.tools
             cur.at = cur.at or msg.ts
@@ -281,9 +289,26 @@ def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: 
     ep = Episode(
         id=_episode_id(at, t.session, t.number, digest), at=at, project=t.project or default_project,
         session=t.session, turn=t.number, user=user, assistant=assistant, tools=t.tools, source=source,
-        hash=digest,
+        hash=digest, speakers=_speakers(t, hyg, findings),
     )
     return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous, t.at is not None)
+
+
+def _speakers(t: _Turn, hyg: Hygiene, findings: dict[str, int]) -> dict[str, list[str]]:
+    """The turn's speaker names, redacted like its text (a name is data from the log too); roles with none left
+    out. A side with no stored text names nobody."""
+    out: dict[str, list[str]] = {}
+    for role, said in (("user", t.user), ("assistant", t.assistant)):
+        names = []
+        for name in t.speakers.get(role, []) if said else []:
+            r = redact.redact(hyg.clean(name), hyg.rules)
+            for rule, n in redact.count_by_rule(r.findings).items():
+                findings[rule] = findings.get(rule, 0) + n
+            if r.text and r.text not in names:
+                names.append(r.text)
+        if names:
+            out[role] = names
+    return out
 
 
 def _episode_id(at: str, session: str, turn: int, digest: str) -> str:

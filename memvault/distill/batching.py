@@ -40,7 +40,13 @@ def _cut(text: str, limit: int) -> str:
 def format_episode(i: int, ep: Episode, max_chars: int) -> str:
     user = _cut(ep.user.strip(), max_chars)
     assistant = _cut(ep.assistant.strip(), max_chars)
-    return f"[e{i}] {ep.at[:10]}\nUSER: {user}\nASSISTANT: {assistant}"
+    return f"[e{i}] {ep.at[:10]}\nUSER{_names(ep, 'user')}: {user}\nASSISTANT{_names(ep, 'assistant')}: {assistant}"
+
+
+def _names(ep: Episode, role: str) -> str:
+    """" (Anna)" after a side's label when the log named its speakers (role-play characters, participants)."""
+    names = ", ".join(ep.speakers.get(role) or ())
+    return f" ({names})" if names else ""
 
 
 def format_related(cards: list[Card]) -> str:

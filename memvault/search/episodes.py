@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from memvault.model import turn_text
 from memvault.search import bm25
 from memvault.search.index import Index, fts_match
 from memvault.search.query import BIG, POOL, Query, prune
@@ -52,8 +53,8 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         scored = _with_context(idx, scored, opts)
     hits = []
     for score, matched, row, *extra in scored:
-        _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta, _turn = row
-        text = f"{user}\n{assistant}"
+        _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta, _turn, speakers = row
+        text = turn_text(user, assistant, json.loads(speakers or "{}"))
         title = " ".join(user.split())[:80] or " ".join(assistant.split())[:80]
         why = (("matched: " + ", ".join(matched),) if matched else ()) + tuple(extra)
         hits.append(Hit(

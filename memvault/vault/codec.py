@@ -28,13 +28,23 @@ def dump_json_line(record: dict[str, Any]) -> str:
 
 
 def episode_to_line(ep: Episode) -> str:
-    return dump_json_line(
-        {
-            "v": ep.v, "id": ep.id, "at": ep.at, "project": ep.project, "session": ep.session,
-            "turn": ep.turn, "user": ep.user, "assistant": ep.assistant, "tools": ep.tools,
-            "source": ep.source, "hash": ep.hash,
-        }
-    )
+    record = {
+        "v": ep.v, "id": ep.id, "at": ep.at, "project": ep.project, "session": ep.session,
+        "turn": ep.turn, "user": ep.user, "assistant": ep.assistant, "tools": ep.tools,
+        "source": ep.source, "hash": ep.hash,
+    }
+    if ep.speakers:  # only when the log named someone: other lines stay as they were
+        record["speakers"] = ep.speakers
+    return dump_json_line(record)
+
+
+def speakers_of(raw: object) -> dict[str, list[str]]:
+    """The `speakers` of an episode line, keeping only what has the documented shape (role -> list of names)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {role: [n for n in names if isinstance(n, str) and n] for role, names in raw.items()
+            if role in ("user", "assistant") and isinstance(names, list)
+            and any(isinstance(n, str) and n for n in names)}
 
 
 def revoke_to_line(rv: Revoke) -> str:
@@ -68,7 +78,7 @@ def parse_record_line(line: str | bytes, path: str, lineno: int) -> Episode | Re
             session=str(raw.get("session") or ""), turn=int(raw.get("turn") or 0),
             user=str(raw.get("user") or ""), assistant=str(raw.get("assistant") or ""),
             tools=int(raw.get("tools") or 0), source=dict(raw.get("source") or {}),
-            hash=str(raw.get("hash") or ""), v=int(raw.get("v", 1)),
+            hash=str(raw.get("hash") or ""), v=int(raw.get("v", 1)), speakers=speakers_of(raw.get("speakers")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise VaultFormatError(path, lineno, f"episode line: {exc}") from None

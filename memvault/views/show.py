@@ -117,13 +117,14 @@ def source_episodes(vault: Vault, ids, limit: int = SOURCE_CHARS) -> list[dict[s
         reason = revoked.get(ep_id)
         item: dict[str, Any] = {"id": ep_id, "status": "revoked" if reason else ("live" if ep else "missing"),
                                 "revoked_reason": reason, "at": None, "project": None, "session": None,
-                                "turn": None, "user": None, "assistant": None, "cut": False}
+                                "turn": None, "user": None, "assistant": None, "speakers": {}, "cut": False}
         if ep is not None:
             # Redact the whole text before cutting it, so a cut never leaves half a secret unrecognised.
             user, cut_u = _cap(redact.redact(ep.user, rules).text, limit)
             assistant, cut_a = _cap(redact.redact(ep.assistant, rules).text, limit)
+            speakers = {role: [redact.redact(n, rules).text for n in names] for role, names in ep.speakers.items()}
             item.update(at=ep.at, project=ep.project, session=ep.session, turn=ep.turn, user=user,
-                        assistant=assistant, cut=cut_u or cut_a)
+                        assistant=assistant, speakers=speakers, cut=cut_u or cut_a)
         out.append(item)
     return out
 

@@ -135,3 +135,20 @@ def test_show_of_a_folded_card_does_not_call_it_hand_written(run, vault):
     assert "sources: (none: folded from the cards it lists)" in out
     mcp_text = tools.show(tools.Ctx(vault, {}), folded).text  # MCP `show` renders the same way
     assert "written by hand" not in mcp_text and "(none: folded from the cards it lists)" in mcp_text
+
+
+def test_show_names_the_speakers_of_a_source_turn(run, vault):
+    ep = Episode(id="ep-20261102T070000Z-00aa01", at="2026-11-02T07:00:00Z", project="rp", session="s9", turn=1,
+                 user="今晚在河边扎营。", assistant="I keep the first watch.", hash="sha256:aa",
+                 speakers={"user": ["林晚"], "assistant": ["Seraphina", "Kael"]})
+    plain = Episode(id="ep-20261102T070100Z-00aa02", at="2026-11-02T07:01:00Z", project="rp", session="s9", turn=2,
+                    user="and at dawn?", assistant="We cross the bridge.", hash="sha256:ab")
+    _append(vault, "2026-11-02", ep, plain)
+    write(vault, Card(id=CID, kind="event", title="Camp by the river", project="rp", created="2026-11-03T08:00:00Z",
+                      source={"kind": "distill", "run": "r-1", "episodes": [ep.id, plain.id]}))
+    out = run("show", CID).stdout
+    assert "user (林晚): 今晚在河边扎营。" in out and "assistant (Seraphina, Kael): I keep the first watch." in out
+    assert "user: and at dawn?" in out and "assistant: We cross the bridge." in out
+    got = {s["id"]: s for s in run.json("show", CID)["source_episodes"]}
+    assert got[ep.id]["speakers"] == {"user": ["林晚"], "assistant": ["Seraphina", "Kael"]}
+    assert got[plain.id]["speakers"] == {}

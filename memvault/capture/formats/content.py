@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memvault.model import Message
 
-from .records import Shape
+from .records import Shape, speaker_or_none
 from .times import normalize_ts
 
 
@@ -75,4 +75,6 @@ def chat_message(obj: dict, ref: str, session: str | None = None, project: str |
         if obj.get(key) is not None:
             ts = normalize_ts(obj[key])
             break
-    return Message(role=role, text=text, ref=ref, ts=ts, session=session, project=project, tools=tools)
+    speaker = speaker_or_none(obj.get("name")) or speaker_or_none(obj.get("speaker"))
+    return Message(role=role, text=text, ref=ref, ts=ts, session=session, project=project, tools=tools,
+                   speaker=speaker)

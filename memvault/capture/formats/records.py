@@ -28,6 +28,18 @@ def str_or_none(v: object) -> str | None:
     return None
 
 
+SPEAKER_CHARS = 80
+
+
+def speaker_or_none(v: object) -> str | None:
+    """A speaker's name as the log gives it: one line, at most SPEAKER_CHARS characters, or None."""
+    name = str_or_none(v) if isinstance(v, str) else None
+    if name is None:
+        return None
+    name = " ".join(name.split())
+    return name[:SPEAKER_CHARS] or None
+
+
 def basename(path: object) -> str | None:
     if not isinstance(path, str) or not path.strip():
         return None

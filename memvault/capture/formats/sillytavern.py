@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from memvault.model import Message
 
-from .records import Item, Shape, basename, line_ref, str_or_none
+from .records import Item, Shape, basename, line_ref, speaker_or_none, str_or_none
 from .times import normalize_ts
 
 
@@ -38,7 +38,7 @@ def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
         state["session"] = _session_from_name(state["name"])
     start = state.pop("header", False)  # the chat's header line came first: this is its opening message
     yield Message(role=role, text=text, ref=line_ref(state, lineno), ts=normalize_ts(obj.get("send_date")),
-                  session=state["session"], start=start)
+                  session=state["session"], start=start, speaker=speaker_or_none(obj.get("name")))
 
 
 def _sillytavern_session(header: dict) -> str | None:

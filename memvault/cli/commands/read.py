@@ -121,8 +121,9 @@ def _source_lines(items: list[dict[str, Any]]) -> list[str]:
         mark = {"live": "", "missing": "(not found)"}.get(ep["status"], f"(revoked: {ep['revoked_reason']})")
         lines.append("  " + "  ".join(x for x in (ep["id"], where, mark) if x))
         if ep["user"] is not None:
-            lines.append(f"    user: {flat(ep['user'])}")
-            lines.append(f"    assistant: {flat(ep['assistant'])}")
+            for role in ("user", "assistant"):
+                names = ", ".join((ep.get("speakers") or {}).get(role) or ())
+                lines.append(f"    {role}{f' ({flat(names)})' if names else ''}: {flat(ep[role])}")
     return lines
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memvault.errors import EmbedError
+from memvault.model import turn_text
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
 from memvault.search.dense.settings import EmbedSettings
@@ -51,8 +52,9 @@ def card_text(title: str, body: str, entities: Sequence[str]) -> str:
     return "\n".join(x for x in (title, body, " ".join(entities)) if x)
 
 
-def episode_text(user: str, assistant: str) -> str:
-    return "\n".join(x for x in (user, assistant) if x)
+def episode_text(user: str, assistant: str, speakers: str | None = None) -> str:
+    """A turn as it is embedded: each side after its speakers' names, when the log named them."""
+    return turn_text(user, assistant, json.loads(speakers) if speakers else None)
 
 
 def text_hash(text: str) -> str:
@@ -215,7 +217,7 @@ def _embed_space(idx, client: EmbedClient, settings: EmbedSettings, space: str, 
         todo = [(key, src, card_text(t, b or "", json.loads(e or "[]")))
                 for key, src, t, b, e in idx.vec_missing_cards(limit)]
     else:
-        todo = [(key, "", episode_text(u or "", a or "")) for key, u, a in idx.vec_missing_episodes(limit)]
+        todo = [(key, "", episode_text(u or "", a or "", sp)) for key, u, a, sp in idx.vec_missing_episodes(limit)]
     hashes = [text_hash(text) for _k, _s, text in todo]
     old = idx.vec_key_texts(space, [k for k, _s, _t in todo])
     keep = [(k, s, h, old[k][1]) for (k, s, _t), h in zip(todo, hashes) if k in old and old[k][0] == h]

@@ -7,12 +7,15 @@ import contextlib
 import json
 import os
 
+from memvault.model import voiced
 from memvault.search import tokenize
+from memvault.vault.codec import speakers_of
 from memvault.search.index.report import RefreshReport
 
-# The columns of an episode row as episode search reads them (the last four: tokenised user and assistant
-# text, and the turn number).
-EP_COLS = ("e.rowid, e.id, e.at, e.project, e.session, e.refs, e.user, e.assistant, f.user, f.assistant, e.turn")
+# The columns of an episode row as episode search reads them (then: tokenised user and assistant text, the
+# turn number, and the speakers as JSON, "{}" when the log named nobody).
+EP_COLS = ("e.rowid, e.id, e.at, e.project, e.session, e.refs, e.user, e.assistant, f.user, f.assistant, e.turn,"
+           " e.speakers")
 
 
 class EpisodesMixin:
@@ -81,14 +84,17 @@ class EpisodesMixin:
         user, assistant = str(rec.get("user") or ""), str(rec.get("assistant") or "")
         source = rec.get("source") or {}
         refs = source.get("refs") or ([source.get("ref")] if source.get("ref") else [])
+        speakers = speakers_of(rec.get("speakers"))
         st = tokenize.EPISODE_STEMMER
-        tu, ta = tokenize.tokens(user, self.mode, stemmer=st), tokenize.tokens(assistant, self.mode, stemmer=st)
+        # A speaker's name is searchable with what they said ("what did Kael promise").
+        tu = tokenize.tokens(voiced(user, speakers.get("user")), self.mode, stemmer=st)
+        ta = tokenize.tokens(voiced(assistant, speakers.get("assistant")), self.mode, stemmer=st)
         cur = self.db.execute(
             "INSERT INTO episodes(id, file, at, project, session, turn, refs, user, assistant, len_user,"
-            " len_assistant) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " len_assistant, speakers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (rec["id"], rel, str(rec.get("at") or ""), str(rec.get("project") or ""),
              str(rec.get("session") or ""), int(rec.get("turn") or 0), json.dumps([str(r) for r in refs]),
-             user, assistant, len(tu), len(ta)))
+             user, assistant, len(tu), len(ta), json.dumps(speakers, ensure_ascii=False, sort_keys=True)))
         self.db.execute("INSERT INTO efts(rowid, user, assistant) VALUES (?,?,?)",
                         (cur.lastrowid, " ".join(tu), " ".join(ta)))
         report.episodes_added += 1

@@ -13,7 +13,7 @@ from pathlib import Path
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
 
-SCHEMA = 6
+SCHEMA = 7
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -41,7 +41,7 @@ CREATE INDEX IF NOT EXISTS ek_first ON entity_keys(first);
 CREATE TABLE IF NOT EXISTS efiles(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, clean INTEGER);
 CREATE TABLE IF NOT EXISTS episodes(
   rowid INTEGER PRIMARY KEY, id TEXT, file TEXT, at TEXT, project TEXT, session TEXT, turn INTEGER,
-  refs TEXT, user TEXT, assistant TEXT, len_user INTEGER, len_assistant INTEGER);
+  refs TEXT, user TEXT, assistant TEXT, len_user INTEGER, len_assistant INTEGER, speakers TEXT);
 CREATE INDEX IF NOT EXISTS episodes_id ON episodes(id);
 CREATE INDEX IF NOT EXISTS episodes_file ON episodes(file);
 CREATE TABLE IF NOT EXISTS revoked(id TEXT PRIMARY KEY, file TEXT);

@@ -115,9 +115,9 @@ class VectorsMixin:
             "SELECT count(*) FROM cards c LEFT JOIN vec.vectors v ON v.space = 'card' AND v.key = c.id"
             " AND v.src = c.hash WHERE v.key IS NULL").fetchone()[0]
 
-    def vec_missing_episodes(self, limit: int | None = None) -> list[tuple[str, str, str]]:
-        """(id, user, assistant) of the live episodes with no vector."""
-        sql = ("SELECT e.id, e.user, e.assistant FROM episodes e LEFT JOIN vec.vectors v ON v.space = 'episode'"
+    def vec_missing_episodes(self, limit: int | None = None) -> list[tuple[str, str, str, str]]:
+        """(id, user, assistant, speakers as JSON) of the live episodes with no vector."""
+        sql = ("SELECT e.id, e.user, e.assistant, e.speakers FROM episodes e LEFT JOIN vec.vectors v ON v.space = 'episode'"
                " AND v.key = e.id WHERE v.key IS NULL AND e.id NOT IN (SELECT id FROM revoked) ORDER BY e.rowid")
         return self.db.execute(sql + (f" LIMIT {int(limit)}" if limit is not None else "")).fetchall()
 

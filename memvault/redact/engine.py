@@ -11,13 +11,13 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-import string
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from memvault.errors import UsageError
 from memvault.redact.finders import Finder, Span
 from memvault.redact.rules import BUILTIN, EMAIL, HOME, SECRET, Rule
+from memvault.redact.shapes import Lazy
 
 __all__ = ["Finding", "Redaction", "Rules", "compile_rules", "default_rules", "redact", "count_by_rule"]
 
@@ -47,10 +47,11 @@ class Rules:
         return f"Rules({len(self._rules)} rules)"
 
 
-_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")
-_DATA_IMAGE = re.compile(r"data:image/[\w.+-]{1,40};base64,[A-Za-z0-9+/=\s]++")
+_MARKER = Lazy(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")
+_DATA_IMAGE = Lazy(r"data:image/[\w.+-]{1,40};base64,[A-Za-z0-9+/=\s]++")
 _REPLACEMENT = {EMAIL: "[email]", HOME: "~"}
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# Spelled out: importing `string` compiles string.Template's regex, at every search start-up.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 # --------------------------------------------------------------------------- public API

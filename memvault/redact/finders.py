@@ -11,11 +11,10 @@ memvault.redact.prose.
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from memvault.redact.shapes import KEY_IGNORE, PLACEHOLDER, STRONG_KEY, has_digit, shaped
+from memvault.redact.shapes import KEY_IGNORE, PLACEHOLDER, STRONG_KEY, Lazy, has_digit, shaped
 
 Span = tuple[int, int]
 Finder = Callable[[str, str], Iterable[Span]]  # (text, lowered text) -> spans
@@ -50,6 +49,8 @@ def anchored(pattern: str, anchors: Sequence[str], back: str = "", check=None) -
 
     def find(text: str, low: str) -> Iterator[Span]:
         if not compiled:  # compiled on first use, like regex
+            import string
+
             compiled.extend((
                 re.compile(pattern),
                 re.compile("|".join(re.escape(a) for a in sorted(anchors, key=len, reverse=True))),
@@ -76,12 +77,12 @@ def anchored(pattern: str, anchors: Sequence[str], back: str = "", check=None) -
 
 # --------------------------------------------------------------------------- PEM private keys
 
-_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,60}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END[ A-Z0-9_-]{0,60}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = Lazy(r"-----BEGIN[ A-Z0-9_-]{0,60}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = Lazy(r"-----END[ A-Z0-9_-]{0,60}PRIVATE KEY(?: BLOCK)?-----")
 # Body of a block whose END line is missing: base64 chunks (>= 16 chars, a PEM line is 64) or "Name: value"
 # header lines, separated by whitespace or JSON-escaped newlines; a short last chunk only if padded or alone
 # on its line. Prose stops it: its words are short and separated by single spaces.
-_PEM_BODY = re.compile(
+_PEM_BODY = Lazy(
     r"(?:(?:[ \t]|\r?\n|\\r|\\n)*+(?:[A-Za-z0-9+/]{16,}+={0,2}|[A-Z][A-Za-z-]{1,30}: [^\n\\]*+))*+"
     r"(?:(?:[ \t]|\r?\n|\\r|\\n)*+[A-Za-z0-9+/]{1,15}+(?:={1,2}|(?=[ \t]*(?:\r?\n|\\n|\Z))))?"
 )
@@ -107,7 +108,7 @@ def find_pem(text: str, low: str) -> Iterator[Span]:
 
 # --------------------------------------------------------------------------- GCP service-account JSON
 
-_GCP_SA = re.compile(r'"private_key"\s*+:\s*+"((?:[^"\\\n]++|\\.)*+)"?')
+_GCP_SA = Lazy(r'"private_key"\s*+:\s*+"((?:[^"\\\n]++|\\.)*+)"?')
 
 
 def find_gcp_sa(text: str, low: str) -> Iterator[Span]:
@@ -121,8 +122,8 @@ def find_gcp_sa(text: str, low: str) -> Iterator[Span]:
 
 # No literal prefix to search for, so search the distinctive ".xxxxxx.<27+>" tail (literal '.', fast) and
 # check the user-id part backwards.
-_DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}+")
-_DISCORD_HEAD = re.compile(r"(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}$")
+_DISCORD_TAIL = Lazy(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}+")
+_DISCORD_HEAD = Lazy(r"(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{23,27}$")
 
 
 def find_discord(text: str, low: str) -> Iterator[Span]:
@@ -149,8 +150,8 @@ ASSIGN = (
     r"(?P<kq>[\"'\]]?)[ \t]{0,8}(?P<sep>:=|=>|=(?![=~])|:(?![:/]))[ \t]{0,8}"
     r"(?P<val>\"(?P<dq>(?:[^\"\\\n]++|\\.)*+)\"|'(?P<sq>[^'\n]*+)'|(?P<bare>[^\s\"'`,;]++))"
 )
-CODE_VALUE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[()\[\]{}]")
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+CODE_VALUE = Lazy(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[()\[\]{}]")
+_IDENT = Lazy(r"^[a-z_][a-z0-9_]*$")
 
 
 def assignment_value(text: str, m: re.Match[str]) -> Span | None:
@@ -196,9 +197,9 @@ def url_password(m: re.Match[str]) -> bool:
 
 # Search from the '@' (a literal, fast) and check the local part backwards: a leading [local]+ would be
 # tried at every position and go quadratic on long runs.
-_EMAIL_AT = re.compile(r"@(?P<dom>(?:[A-Za-z0-9-]{1,63}+\.)+[A-Za-z]{2,24})(?![A-Za-z0-9-])(?!:[\w~./-])")
-_EMAIL_LOCAL = re.compile(r"[A-Za-z0-9._%+-]{1,64}$")
-_RETINA = re.compile(r"^\d+x\.")  # icon@2x.png is a file name
+_EMAIL_AT = Lazy(r"@(?P<dom>(?:[A-Za-z0-9-]{1,63}+\.)+[A-Za-z]{2,24})(?![A-Za-z0-9-])(?!:[\w~./-])")
+_EMAIL_LOCAL = Lazy(r"[A-Za-z0-9._%+-]{1,64}$")
+_RETINA = Lazy(r"^\d+x\.")  # icon@2x.png is a file name
 
 
 def find_email(text: str, low: str) -> Iterator[Span]:
@@ -218,7 +219,7 @@ def find_email(text: str, low: str) -> Iterator[Span]:
 _HOME_UNIX = (r"/home/(?<![A-Za-z0-9_.~-]/home/)[A-Za-z0-9._-]{1,64}+",
               r"/Users/(?<![A-Za-z0-9_.~-]/Users/)[A-Za-z0-9._-]{1,64}+")
 # Literal ':' first (fast scan), drive letter checked behind it; `users` in any case.
-_HOME_WIN = re.compile(r":(?<=[A-Za-z]:)(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)(?P<user>[\w.$-]{1,64}+)")
+_HOME_WIN = Lazy(r":(?<=[A-Za-z]:)(?:\\{1,2}|/)(?i:users)(?:\\{1,2}|/)(?P<user>[\w.$-]{1,64}+)")
 # Profiles that belong to no person: macOS /Users/Shared, Windows Public, Default, "All Users", Guest.
 _NOT_A_PERSON = frozenset({"shared", "public", "default", "default user", "all", "all users", "guest"})
 _unix_home = regex(*_HOME_UNIX)
@@ -233,8 +234,8 @@ def find_home_win(text: str, low: str) -> Iterator[Span]:
             yield s, m.end()
 
 
-_TELEGRAM = re.compile(r":A(?<=[0-9]:A)[A-Za-z0-9_-]{34,}+")
-_DIGITS_BEFORE = re.compile(r"(?<![0-9])[0-9]{5,16}$")
+_TELEGRAM = Lazy(r":A(?<=[0-9]:A)[A-Za-z0-9_-]{34,}+")
+_DIGITS_BEFORE = Lazy(r"(?<![0-9])[0-9]{5,16}$")
 
 
 def find_telegram(text: str, low: str) -> Iterator[Span]:

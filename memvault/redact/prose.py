@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from memvault.redact.finders import CODE_VALUE, Span
-from memvault.redact.shapes import PLACEHOLDER, has_digit
+from memvault.redact.shapes import PLACEHOLDER, Lazy, has_digit
 
 PROSE_EN = (
     r"(?i)(?<![A-Za-z0-9_-])(?:password|passphrase|passcode|pin code|pin|api key|secret key|access key|token"
@@ -36,7 +36,7 @@ _PROSE_STOP = frozenset(
     "false unknown sha256 base64 bearer basic json yaml https http sha1 sha512 md5 bcrypt argon2 argon2id "
     "pbkdf2 scrypt aes256 rsa2048 rsa4096 utf-8 utf8 ascii".split()
 )
-_ZH_MID_STOP = re.compile(r"长度|数量|个数|上限|大小|有效期|位数|格式|类型|哈希|散列|摘要|长|数|量")
+_ZH_MID_STOP = Lazy(r"长度|数量|个数|上限|大小|有效期|位数|格式|类型|哈希|散列|摘要|长|数|量")
 
 
 def _prose_value(text: str, m: re.Match[str]) -> Span | None:

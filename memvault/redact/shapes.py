@@ -15,7 +15,7 @@ from collections.abc import Iterator
 Span = tuple[int, int]
 
 
-class _Lazy:
+class Lazy:
     """A regex compiled on first use: `memvault search` imports this module and most shapes never run there."""
 
     __slots__ = ("_args", "_rx")
@@ -46,7 +46,7 @@ def find_words(low: str, words: tuple[str, ...]) -> list[int]:
 # --------------------------------------------------------------------------- value checks
 
 # Keys that merely mention a secret: sizes, counts, names, types, files, endpoints, hashes.
-KEY_IGNORE = _Lazy(
+KEY_IGNORE = Lazy(
     r"(?i)tokeni[sz]|tokens?[_.-]?(?:type|count|limit|len|length|size|usage|ids?|url|uri|endpoint|file"
     r"|path|name|expir|ttl|budget|per|num)"
     r"|(?<![a-z])(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
@@ -56,7 +56,7 @@ KEY_IGNORE = _Lazy(
     r"|keyword|^credentials?[_.-]?(?:helper|source|process)"
 )
 # Values that stand for a secret in documentation: empty, types, template variables, "your-key-here", xxxx.
-PLACEHOLDER = _Lazy(
+PLACEHOLDER = Lazy(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional"
     r"|secret|password|passwd|pass|pwd|token|redacted|changeme|change[-_]me|required|example|guest|foobared"
     r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
@@ -64,7 +64,7 @@ PLACEHOLDER = _Lazy(
     r"|your[-_ ].*|.*[-_]here|.*(?:xxxx|\.\.\.|\*\*\*).*"
     r"|(?-i:[A-Z]+(?:_[A-Z]+)++|[A-Z]{2,}+))$"  # YOUR_API_KEY, PASSWORD (a digit makes it a value)
 )
-STRONG_KEY = _Lazy(r"(?i)passw(?:or)?d|passphrase|pwd|secret|credential|(?<![a-z])pass(?![a-z])")
+STRONG_KEY = Lazy(r"(?i)passw(?:or)?d|passphrase|pwd|secret|credential|(?<![a-z])pass(?![a-z])")
 
 
 def has_digit(s: str) -> bool:
@@ -88,27 +88,27 @@ def value_ok(key: str, val: str) -> bool:
 # --------------------------------------------------------------------------- command lines
 
 _VALUE = r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<bare>[^\s'\"|;&<>()`]{1,200}+))"
-_CMD = _Lazy(
+_CMD = Lazy(
     r"(?<![\w.-])(?P<cmd>mysql(?:dump|admin|import|sh|slap)?|mariadb(?:-dump)?|mycli|sshpass|redis-cli"
     r"|mongo(?:sh|dump|restore|import|export)?|curl|wget|docker|podman|nerdctl|smbclient|openssl)(?![\w-])")
 # A command's arguments: up to a newline, pipe, ';' or '&' outside quotes (-p'a&&b' is one argument).
-_ARGS = _Lazy(r"(?:'[^'\n]{0,200}+'|\"[^\"\n]{0,200}+\"|[^'\"\n|;&])*+")
+_ARGS = Lazy(r"(?:'[^'\n]{0,200}+'|\"[^\"\n]{0,200}+\"|[^'\"\n|;&])*+")
 _OPTS = {
     # mysql: -p glued to its value (a space after -p means "prompt me"), or --password=…
-    "mysql": _Lazy(r"(?<!\S)(?:-p(?=\S)|--password=|--password[ \t]+)" + _VALUE),
-    "sshpass": _Lazy(r"(?<!\S)-p[ \t]*+" + _VALUE),
-    "redis-cli": _Lazy(r"(?<!\S)(?:-a|--pass)[ \t]++" + _VALUE),
-    "mongo": _Lazy(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
-    "docker": _Lazy(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
-    "curl": _Lazy(r"(?<!\S)(?:-u[ \t]*+|--user(?:[ \t]++|=))" + _VALUE),
-    "wget": _Lazy(r"(?<!\S)--(?:http-|ftp-|proxy-)?password(?:[ \t]++|=)" + _VALUE),
-    "smbclient": _Lazy(r"(?<!\S)(?:-U|--user)(?:[ \t]++|=)" + _VALUE),
-    "openssl": _Lazy(r"(?<!\S)-pass(?:in|out)?[ \t]++(?:pass|env|file):" + _VALUE),
+    "mysql": Lazy(r"(?<!\S)(?:-p(?=\S)|--password=|--password[ \t]+)" + _VALUE),
+    "sshpass": Lazy(r"(?<!\S)-p[ \t]*+" + _VALUE),
+    "redis-cli": Lazy(r"(?<!\S)(?:-a|--pass)[ \t]++" + _VALUE),
+    "mongo": Lazy(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
+    "docker": Lazy(r"(?<!\S)(?:-p|--password)(?:[ \t]++|=)" + _VALUE),
+    "curl": Lazy(r"(?<!\S)(?:-u[ \t]*+|--user(?:[ \t]++|=))" + _VALUE),
+    "wget": Lazy(r"(?<!\S)--(?:http-|ftp-|proxy-)?password(?:[ \t]++|=)" + _VALUE),
+    "smbclient": Lazy(r"(?<!\S)(?:-U|--user)(?:[ \t]++|=)" + _VALUE),
+    "openssl": Lazy(r"(?<!\S)-pass(?:in|out)?[ \t]++(?:pass|env|file):" + _VALUE),
 }
 _FAMILY = {"mysqldump": "mysql", "mysqladmin": "mysql", "mysqlimport": "mysql", "mysqlsh": "mysql",
            "mysqlslap": "mysql", "mariadb": "mysql", "mariadb-dump": "mysql", "mycli": "mysql",
            "podman": "docker", "nerdctl": "docker"}
-_GENERIC_FLAG = _Lazy(
+_GENERIC_FLAG = Lazy(
     r"--(?<![\w-]--)"
     r"(?i:(?:[a-z0-9]+-)*+(?:password|passwd|pass|token|api-key|apikey|auth-token|access-token))"
     r"(?:[ \t]++|=)(?!-)" + _VALUE)
@@ -169,13 +169,13 @@ def find_generic_flag(text: str, low: str) -> Iterator[Span]:
 # --------------------------------------------------------------------------- API client constructors
 
 CALL_ANCHORS = ("client", "twilio", "algoliasearch", "auth")  # SearchClient.create, Twilio.init: by name
-_CALLEE = _Lazy(
+_CALLEE = Lazy(
     r"(?i)(?:(?:[a-z_]\w{0,40}\.){0,3}(?:client|twilio|restclient|twiliorestclient|init|algoliasearch|create"
     r"|httpbasicauth|httpdigestauth|basicauth|digestauth)"
     r"|require\(\s*['\"]twilio['\"]\s*\)|auth[ \t]*=[ \t]*)"
     r"[ \t]*\((?P<args>[^()\n]{0,400}+)\)")
-_LITERAL = _Lazy(r"(['\"])(?P<v>[^'\"\n]{1,200})\1")
-_KEYISH = _Lazy(r"[A-Za-z0-9_+/=.-]{16,200}")
+_LITERAL = Lazy(r"(['\"])(?P<v>[^'\"\n]{1,200})\1")
+_KEYISH = Lazy(r"[A-Za-z0-9_+/=.-]{16,200}")
 
 
 def find_client_args(text: str, low: str) -> Iterator[Span]:
@@ -212,14 +212,14 @@ def find_client_args(text: str, low: str) -> Iterator[Span]:
 
 # --------------------------------------------------------------------------- XML and server configs
 
-_KEY_WORD = _Lazy(r"(?i)passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+_KEY_WORD = Lazy(r"(?i)passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
                        r"|auth[_-]?key|credential|(?<![a-z])pass(?![a-z])|(?<=[a-z_.-])key$")
-_XML_ADD = _Lazy(r"<add[ \t]++(?:key|name)[ \t]*=[ \t]*\"(?P<k>[^\"\n]{1,80}+)\""
+_XML_ADD = Lazy(r"<add[ \t]++(?:key|name)[ \t]*=[ \t]*\"(?P<k>[^\"\n]{1,80}+)\""
                       r"[ \t]++value[ \t]*=[ \t]*"
                       r"\"(?P<v>[^\"\n]{0,300}+)\"", re.I)
-_XML_ELEM = _Lazy(r"<(?P<tag>[A-Za-z_][\w:.-]{0,40}+)>(?P<v>[^<>\n]{1,300}+)</(?P=tag)>")
+_XML_ELEM = Lazy(r"<(?P<tag>[A-Za-z_][\w:.-]{0,40}+)>(?P<v>[^<>\n]{1,300}+)</(?P=tag)>")
 SERVER_WORDS = ("requirepass", "masterauth", "auth_pass")
-_SERVER = _Lazy(r"(?:requirepass|masterauth|auth_pass)[ \t]++"
+_SERVER = Lazy(r"(?:requirepass|masterauth|auth_pass)[ \t]++"
                      r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<bare>[^\s'\"]{1,200}+))", re.I)
 
 
@@ -247,7 +247,7 @@ def find_server_config(text: str, low: str) -> Iterator[Span]:
 
 # --------------------------------------------------------------------------- "creds: user / password"
 
-_USER_SLASH = _Lazy(r"(?:creds?|credentials|login|账号密码|用户名密码)[ \t]*[:：][ \t]*+[^\s/]{1,64}+[ \t]*/[ \t]*"
+_USER_SLASH = Lazy(r"(?:creds?|credentials|login|账号密码|用户名密码)[ \t]*[:：][ \t]*+[^\s/]{1,64}+[ \t]*/[ \t]*"
                          r"(?P<v>[^\s，。、,;]{4,200}+)", re.I)
 
 

@@ -67,3 +67,29 @@ def test_settings_cache_follows_the_file(run, vault):
     changed = run("stats", "--json")
     assert '"model": "llama3.3:70b"' in changed.stdout
     assert "memvault.yaml" in changed.stderr and "bogus_key" in changed.stderr
+
+
+COMPILED = (
+    "import re, sys, runpy\n"
+    "sys.argv = ['memvault'] + sys.argv[1:]\n"
+    "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
+    "except SystemExit:\n    pass\n"
+    "cjk = any(isinstance(k[1], str) and k[1].startswith('[\\u3040') for k in re._cache)\n"
+    "sys.stderr.write(f'CJK {cjk} STRING {\"string\" in sys.modules} PEM {any(\"PRIVATE KEY\" in str(k[1]) for k in re._cache)}\\n')\n"
+)
+
+
+def test_an_english_search_compiles_only_what_it_uses(vault, tmp_path):
+    """The CJK character class (~2.5 ms to compile), the redaction rules whose keywords a hit does not hold, and
+    string.Template's pattern are compiled on first use: an English search with a hit to redact needs none."""
+    sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
+    from search_helpers import card, write
+
+    write(vault, card("c-20250101-aaaa", "Move the shop database to Postgres", "Mail ops@example.com first."))
+    args = ["--vault", str(vault), "search", "shop", "database"]
+    done = subprocess.run([sys.executable, "-c", COMPILED, *args], capture_output=True, cwd=tmp_path)
+    assert "c-20250101-aaaa" in done.stdout.decode()
+    assert done.stderr.decode().strip().splitlines()[-1] == "CJK False STRING False PEM False"
+    chinese = ["--vault", str(vault), "search", "数据库"]
+    done = subprocess.run([sys.executable, "-c", COMPILED, *chinese], capture_output=True, cwd=tmp_path)
+    assert done.stderr.decode().strip().splitlines()[-1].startswith("CJK True")

@@ -69,10 +69,30 @@ class ReadsMixin:
         return self.db.execute("SELECT count(*) FROM cfts WHERE cfts MATCH ?", (match,)).fetchone()[0]
 
     def rank_cards(self, match: str, weights: Sequence[float], flt: CardFilter, limit: int) -> list[tuple]:
-        """(rowid,) of the cards matching `match` that pass `flt`, best FTS5 bm25 (with field weights) first."""
+        """(rowid,) of the cards matching `match` that pass `flt`, best FTS5 bm25 (with field weights) first; ties
+        in rowid order.
+
+        Without a project or kind filter the ranking runs on cfts alone and the few rowids it returns are checked
+        against `cards` afterwards: joining every match to its wide `cards` row cost 15-25 % of the ranking at
+        100k cards (bench/search.py queries). The page is `limit` plus some slack for retracted cards; when the
+        slack is not enough, the join below answers. Both give the same rows in the same order: the kept rowids
+        are the joined query's rows, both sorted on (bm25, rowid). A project or kind filter keeps the join: it
+        drops the other projects' rows before bm25 is computed for them (40 ms against 130 ms for ranking every
+        match of "postgres OR backup" with one project in seven, 100k cards)."""
+        bm25 = f"bm25(cfts, {', '.join(str(w) for w in weights)})"
         where, args = _where(flt)
+        if not (flt.project or flt.kind):
+            page = limit + max(16, limit // 8)
+            ranked = [r for (r,) in self.db.execute(
+                f"SELECT rowid FROM cfts WHERE cfts MATCH ? ORDER BY {bm25}, rowid LIMIT {page}", (match,))]
+            # The join's own filter (and its inner join: a cfts row without a cards row is dropped too).
+            live = {r for (r,) in self.db.execute(
+                f"SELECT c.rowid FROM cards c WHERE c.rowid IN ({marks(ranked)}){where}", (*ranked, *args))}
+            kept = [(r,) for r in ranked if r in live]
+            if len(kept) >= limit or len(ranked) < page:  # enough, or every match was ranked
+                return kept[:limit]
         sql = (f"SELECT c.rowid FROM cfts JOIN cards c ON c.rowid = cfts.rowid WHERE cfts MATCH ?{where}"
-               f" ORDER BY bm25(cfts, {', '.join(str(w) for w in weights)}) LIMIT {limit}")
+               f" ORDER BY {bm25}, c.rowid LIMIT {limit}")
         return self.db.execute(sql, (match, *args)).fetchall()
 
     def entity_card_rowids(self, slug: str, flt: CardFilter, limit: int) -> list[int]:

@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE))
 import locomo  # noqa: E402
 import run as ev  # noqa: E402
 from memvault.errors import NoMatch  # noqa: E402
+from memvault.model import turn_text  # noqa: E402
 from memvault.search import fusion  # noqa: E402
 from memvault.search import service as search  # noqa: E402
 
@@ -141,12 +142,13 @@ def card_texts(root: Path) -> dict[str, str]:
 
 
 def episode_texts(root: Path) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-    """Episode id -> its text (user and assistant), and -> its input message ids, read from the vault's files."""
+    """Episode id -> its text as the dense layer embeds it (each side after its speakers' names), and -> its
+    input message ids, read from the vault's files."""
     texts, refs = {}, {}
     for path in sorted((root / "episodes").rglob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             ep = json.loads(line)
-            texts[ep["id"]] = "\n".join(t for t in (ep.get("user"), ep.get("assistant")) if t)
+            texts[ep["id"]] = turn_text(ep.get("user") or "", ep.get("assistant") or "", ep.get("speakers"))
             refs[ep["id"]] = tuple(ep["source"].get("refs") or [ep["source"].get("ref")])
     return texts, refs
 

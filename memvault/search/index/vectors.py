@@ -25,6 +25,13 @@ _DDL = (
 )
 
 
+# Which items have no vector: a card whose file changed since it was embedded, a live episode never embedded.
+_MISSING_CARDS = ("FROM cards c LEFT JOIN vec.vectors v ON v.space = 'card' AND v.key = c.id AND v.src = c.hash"
+                  " WHERE v.key IS NULL")
+_MISSING_EPISODES = ("FROM episodes e LEFT JOIN vec.vectors v ON v.space = 'episode' AND v.key = e.id"
+                     " WHERE v.key IS NULL AND e.id NOT IN (SELECT id FROM revoked)")
+
+
 class VectorsMixin:
     """Part of Index (core.py): expects self.db and self.root."""
 
@@ -106,25 +113,22 @@ class VectorsMixin:
 
     def vec_missing_cards(self, limit: int | None = None) -> list[tuple[str, str, str, str, str]]:
         """(id, file hash, title, body, entities JSON) of the cards with no vector for their current file."""
-        sql = ("SELECT c.id, c.hash, c.title, c.body, c.entities FROM cards c LEFT JOIN vec.vectors v"
-               " ON v.space = 'card' AND v.key = c.id AND v.src = c.hash WHERE v.key IS NULL ORDER BY c.rowid")
-        return self.db.execute(sql + (f" LIMIT {int(limit)}" if limit is not None else "")).fetchall()
+        return self._missing("c.id, c.hash, c.title, c.body, c.entities", _MISSING_CARDS, "c.rowid", limit)
 
     def vec_missing_card_count(self) -> int:
-        return self.db.execute(
-            "SELECT count(*) FROM cards c LEFT JOIN vec.vectors v ON v.space = 'card' AND v.key = c.id"
-            " AND v.src = c.hash WHERE v.key IS NULL").fetchone()[0]
+        return self._missing("count(*)", _MISSING_CARDS)[0][0]
 
     def vec_missing_episodes(self, limit: int | None = None) -> list[tuple[str, str, str, str]]:
         """(id, user, assistant, speakers as JSON) of the live episodes with no vector."""
-        sql = ("SELECT e.id, e.user, e.assistant, e.speakers FROM episodes e LEFT JOIN vec.vectors v ON v.space = 'episode'"
-               " AND v.key = e.id WHERE v.key IS NULL AND e.id NOT IN (SELECT id FROM revoked) ORDER BY e.rowid")
-        return self.db.execute(sql + (f" LIMIT {int(limit)}" if limit is not None else "")).fetchall()
+        return self._missing("e.id, e.user, e.assistant, e.speakers", _MISSING_EPISODES, "e.rowid", limit)
 
     def vec_missing_episode_count(self) -> int:
-        return self.db.execute(
-            "SELECT count(*) FROM episodes e LEFT JOIN vec.vectors v ON v.space = 'episode' AND v.key = e.id"
-            " WHERE v.key IS NULL AND e.id NOT IN (SELECT id FROM revoked)").fetchone()[0]
+        return self._missing("count(*)", _MISSING_EPISODES)[0][0]
+
+    def _missing(self, columns: str, source: str, order: str | None = None, limit: int | None = None) -> list:
+        """One query over the items without a vector: the listing and its count share the rule (`source`)."""
+        sql = f"SELECT {columns} {source}" + (f" ORDER BY {order}" if order else "")
+        return self.db.execute(sql + (f" LIMIT {int(limit)}" if limit is not None else "")).fetchall()
 
     def vec_checked(self, space: str) -> tuple[str, int] | None:
         """(stamp, missing) of the last count of items of `space` without a vector (a search reads it instead

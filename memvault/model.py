@@ -69,6 +69,12 @@ class Episode:
     speakers: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
 
+def speaker_label(names: Iterable[str] | None) -> str:
+    """" (Anna, Kael)" to follow a side's label ("USER", "assistant") when the log named its speakers, else ""."""
+    names = ", ".join(n for n in names or () if n)
+    return f" ({names})" if names else ""
+
+
 def voiced(text: str, names: Iterable[str] | None) -> str:
     """A side of a turn with its speakers' names in front ("Anna: …"), as search, embeddings and distill show
     it; the text alone when the log named nobody."""

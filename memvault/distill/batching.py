@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from memvault.model import Card, Episode
+from memvault.model import Card, Episode, speaker_label
 
 
 def batch_size(max_output_tokens: int, tokens_per_episode: int) -> int:
@@ -40,13 +40,9 @@ def _cut(text: str, limit: int) -> str:
 def format_episode(i: int, ep: Episode, max_chars: int) -> str:
     user = _cut(ep.user.strip(), max_chars)
     assistant = _cut(ep.assistant.strip(), max_chars)
-    return f"[e{i}] {ep.at[:10]}\nUSER{_names(ep, 'user')}: {user}\nASSISTANT{_names(ep, 'assistant')}: {assistant}"
-
-
-def _names(ep: Episode, role: str) -> str:
-    """" (Anna)" after a side's label when the log named its speakers (role-play characters, participants)."""
-    names = ", ".join(ep.speakers.get(role) or ())
-    return f" ({names})" if names else ""
+    said = ep.speakers
+    return (f"[e{i}] {ep.at[:10]}\nUSER{speaker_label(said.get('user'))}: {user}"
+            f"\nASSISTANT{speaker_label(said.get('assistant'))}: {assistant}")
 
 
 def format_related(cards: list[Card]) -> str:

@@ -54,7 +54,7 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     hits = []
     for score, matched, row, *extra in scored:
         _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta, _turn, speakers = row
-        text = turn_text(user, assistant, json.loads(speakers or "{}"))
+        text = turn_text(user, assistant, json.loads(speakers) if speakers and speakers != "{}" else None)
         title = " ".join(user.split())[:80] or " ".join(assistant.split())[:80]
         why = (("matched: " + ", ".join(matched),) if matched else ()) + tuple(extra)
         hits.append(Hit(

@@ -42,9 +42,12 @@ def speakers_of(raw: object) -> dict[str, list[str]]:
     """The `speakers` of an episode line, keeping only what has the documented shape (role -> list of names)."""
     if not isinstance(raw, dict):
         return {}
-    return {role: [n for n in names if isinstance(n, str) and n] for role, names in raw.items()
-            if role in ("user", "assistant") and isinstance(names, list)
-            and any(isinstance(n, str) and n for n in names)}
+    out = {}
+    for role in ("user", "assistant"):
+        names = raw.get(role)
+        if isinstance(names, list) and (kept := [n for n in names if isinstance(n, str) and n]):
+            out[role] = kept
+    return out
 
 
 def revoke_to_line(rv: Revoke) -> str:

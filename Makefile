@@ -1,17 +1,18 @@
 # Two commands do everything on a fresh machine; both create .venv and install what they need.
-#   make demo   — a throw-away vault: init, capture the sample logs in examples/, stats, search, distill
+#   make demo   — a throw-away vault: init, capture the sample logs in examples/, stats, search, distill, show
 #   make test   — the whole test suite
+#   make docs   — the documentation site (docs/, mkdocs.yml) built into site/
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,mcp,embed]'
+	$(BIN)/python -m pip install --quiet -e '.[test,mcp,embed,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -20,9 +21,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python bench/capture.py
 	$(BIN)/python bench/redact.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache

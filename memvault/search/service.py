@@ -86,7 +86,7 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     return data
 
 
-# The shipped default of search.recency_half_life_days. Measured (README, "Recency"): 365 days, on questions that
+# The shipped default of search.recency_half_life_days. Measured (docs/search.md, "Recency"): 365 days, on questions that
 # say "now", changes neither the own eval nor LoCoMo's temporal questions; 30 and 90 cost LoCoMo temporal
 # session R@5 (0.903 -> 0.896) and 30 the own eval; on every question without a history word, all cost a lot.
 RECENCY_HALF_LIFE_DAYS = 365.0

@@ -98,7 +98,7 @@ def test_stats_subprocess_warns_on_stderr(vault):
 
 
 def test_llm_api_key_env_is_the_documented_name_in_file_and_env(run, vault):
-    """README: the key's variable is named by `llm.api_key_env` (env MEMVAULT_LLM_API_KEY_ENV overrides it)."""
+    """docs/configuration.md: the key's variable is named by `llm.api_key_env` (env MEMVAULT_LLM_API_KEY_ENV overrides it)."""
     res = run("stats")
     assert "api_key_env" not in res.stderr  # the template's own key is a known setting
     assert run.json("stats")["llm"]["api_key"] == "env MEMVAULT_LLM_API_KEY (not set)"

@@ -188,7 +188,7 @@ def test_retracted_pinned_cards_stay_out(run, vault):
 
 
 def test_history_question_that_recalls_nothing_still_reports_history(vault, shop):
-    """README: `intent` is the question's (current|history), also when only pinned cards make the pack."""
+    """docs/context.md: `intent` is the question's (current|history), also when only pinned cards make the pack."""
     zh = pack(vault, "之前的量子望远镜用的是什么", project="shop")
     assert zh.entries and all(e.pinned for e in zh.entries)  # nothing recalled: pinned cards only
     assert zh.intent == "history"

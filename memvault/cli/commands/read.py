@@ -26,7 +26,7 @@ def search(
     hops: Annotated[Optional[int], typer.Option("--hops", help="Entity hops from the best hits (default 1).")] = None,
     episodes: Annotated[bool, typer.Option("--episodes", "-e", help="Search raw turns too.")] = False,
     snippet_chars: Annotated[Optional[int], typer.Option("--snippet-chars", help="Snippet length.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON (shape in README).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON (shape in docs/search.md).")] = False,
 ) -> None:
     """Find cards (and with --episodes raw turns) by BM25 and entity hops; each hit says why. Exit 1: no match.
 
@@ -60,7 +60,7 @@ def show(
     ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
     no_sources: Annotated[bool, typer.Option("--no-sources", help="Only list the source turns' ids, "
                                              "not their text.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in README).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in docs/browse.md).")] = False,
 ) -> None:
     """Show a card or an entity in full: the redacted text of the turns a card came from (cut at 300
     characters a side), and its supersede chain (exit 1 if unknown).

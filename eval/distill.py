@@ -13,8 +13,8 @@ Engines (`--engine`):
            read from the variable `--api-key-env` names), or `--fake MODE` to start tests/fake_llm.py with
            this file's `fake_reply` as its reply function. Modes: `oracle` replays the labels as the model's
            answer (must score 1.0 everywhere: it tests the scorer and the plumbing), `broken` corrupts that
-           answer on purpose (drops, wrong kinds, no supersedes, cards on the nothing-set), `empty` answers
-           `{"cards": []}`.
+           answer on purpose (drops, wrong kinds, no supersedes, no dates, speakers' names lost, cards on the
+           nothing-set), `empty` answers `{"cards": []}`.
   offline, auto   `memvault distill` with `distill.engine` set to the name in the vault's memvault.yaml (for
            the offline engine of issue 10; until it exists these fail and the runner says so).
 
@@ -40,8 +40,14 @@ Metrics (a ratio whose denominator is 0 is null, printed n/a):
                    links (links to unmatched cards count as wrong)
   nothing_false_pct    % of nothing-set episodes that got at least one card (nothing_false_cards: how many)
   episodes_per_s   episodes distilled / wall time of the distill command(s)
+  date_accuracy    matched labels that carry `when` (the day the card's fact holds from) whose card's
+                   `valid_from` is that day / such matched labels (dated_matched; wrong_date lists the misses)
+  speaker_accuracy matched labels whose subject is a speaker the log named (two-person chats, role-play OOC)
+                   whose card names that person in its title (or as a state card's subject) / such labels
+With labels of both parts selected, `by_part` repeats the figures for each part from the same run.
 
-Options: --set DIR (default eval/distill), --files a,b (only these input files), --show (misses and false
+Options: --set DIR (default eval/distill), --files a,b (only these input files), --part old|new|all (the
+issue 10 set, the issue 20 set of people's lives, or both), --half A|B (a tuning half), --show (misses and false
 cards), --json, --keep (print and keep the vault), --batch-size N (episodes per LLM call; the fake modes
 default to 1 so a supersede target is always an existing card).
 """
@@ -71,11 +77,31 @@ ORACLE_ENV = "MEMVAULT_EVAL_ORACLE"  # path of the JSON the fake server's reply 
 # ------------------------------------------------------------------------------------------------ set
 
 
-def load_labels(set_dir: Path, files: list[str] | None = None) -> list[dict]:
+# The tuning halves of the issue 10 set, by format (README); the new set's rows carry their own `half`.
+OLD_HALF_A = frozenset(("jsonl", "openai", "chatgpt", "claude-code"))
+
+
+def part_of(row: dict) -> str:
+    """"new" for the issue 20 set (its rows say so), "old" for the issue 10 set."""
+    return row.get("part") or "old"
+
+
+def half_of(row: dict) -> str:
+    if part_of(row) == "old":
+        return "A" if row["format"] in OLD_HALF_A else "B"
+    return row["half"]
+
+
+def load_labels(set_dir: Path, files: list[str] | None = None, part: str = "all",
+                half: str | None = None) -> list[dict]:
     rows = [json.loads(line) for line in (set_dir / "labels.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
     if files:
         rows = [r for r in rows if r["file"] in files]
+    if part != "all":
+        rows = [r for r in rows if part_of(r) == part]
+    if half:
+        rows = [r for r in rows if half_of(r) == half]
     return rows
 
 
@@ -109,13 +135,15 @@ def read_episodes(vault: Path) -> dict[str, dict]:
             rec = codec.parse_record_line(line, str(path), lineno)
             if hasattr(rec, "user"):
                 out[rec.id] = {"id": rec.id, "session": rec.session, "turn": rec.turn, "user": rec.user,
-                               "assistant": rec.assistant, "project": rec.project, "at": rec.at}
+                               "assistant": rec.assistant, "project": rec.project, "at": rec.at,
+                               "speakers": dict(rec.speakers or {})}
     return out
 
 
 def capture_set(vault: Path, set_dir: Path, labels: list[dict], env: dict) -> dict[str, dict]:
     """Capture each input file; return label episode key -> stored episode. Every key must resolve and every
-    card's evidence must be in its episode's user text, else the set (or capture) is broken: stop."""
+    card's evidence must be in its episode's text of the side that said it (`who`: the user's unless the label
+    says "assistant"), else the set (or capture) is broken: stop."""
     ids_by_file: dict[str, list[str]] = {}
     for name in sorted({r["file"] for r in labels}):
         out = _run(["-V", str(vault), "capture", str(set_dir / "inputs" / name), "--project", Path(name).stem,
@@ -132,8 +160,9 @@ def capture_set(vault: Path, set_dir: Path, labels: list[dict], env: dict) -> di
         if len(hits) != 1:
             raise SystemExit(f"labels.jsonl: {row['episode']}: capture stored no such turn")
         for card in row["cards"]:
-            if card["evidence"] not in hits[0]["user"]:
-                raise SystemExit(f"labels.jsonl: {card['id']}: evidence is not in the episode's user text")
+            side = card.get("who", "user")
+            if card["evidence"] not in hits[0][side]:
+                raise SystemExit(f"labels.jsonl: {card['id']}: evidence is not in the episode's {side} text")
         keyed[row["episode"]] = hits[0]
     return keyed
 
@@ -154,7 +183,8 @@ def _set_config(vault: Path, updates: dict[str, dict]) -> None:
 def _start_fake(workdir: Path, mode: str, labels: list[dict], keyed: dict[str, dict], env: dict):
     context = workdir / "oracle.json"
     context.write_text(json.dumps({"mode": mode, "labels": labels,
-                                   "episodes": {k: {"user": e["user"], "assistant": e["assistant"]}
+                                   "episodes": {k: {"user": e["user"], "assistant": e["assistant"],
+                                                    "speakers": e.get("speakers") or {}}
                                                 for k, e in keyed.items()}}, ensure_ascii=False),
                        encoding="utf-8")
     fenv = {**env, ORACLE_ENV: str(context)}
@@ -243,8 +273,12 @@ def fake_reply(body: dict) -> str:
     related = {title: int(i) for i, title in _RELATED_LINE.findall(prompt.split("Turns to distil", 1)[0])}
     project = re.search(r'Turns to distil \(project "([^"]*)"\)', prompt)
     cards: list[dict] = []
+    from memvault.model import speaker_label
+
     for key, ep in ctx["episodes"].items():
-        pos = prompt.find(f"USER: {ep['user'].strip()}\nASSISTANT: {ep['assistant'].strip()}")
+        said = ep.get("speakers") or {}
+        pos = prompt.find(f"USER{speaker_label(said.get('user'))}: {ep['user'].strip()}\n"
+                          f"ASSISTANT{speaker_label(said.get('assistant'))}: {ep['assistant'].strip()}")
         if pos < 0:
             continue
         heads = list(_EPISODE_HEAD.finditer(prompt, 0, pos))
@@ -277,7 +311,13 @@ def _oracle_cards(ctx: dict, row: dict, ref: str, related: dict[str, int], proje
             old = ctx["cards"][label["supersedes"]]
             if old["title"] in related:
                 action, target = "supersede", related[old["title"]]
-        card = _card(action, target, kind, label["title"], label["evidence"], label["entities"], project, ref)
+        title = label["title"]
+        said = ctx["episodes"][row["episode"]].get("speakers")
+        if mode == "broken" and k % 2 == 0 and _is_speaker(label["subject"], said):
+            title = "the user: " + label["value"]  # the speaker's name lost
+        card = _card(action, target, kind, title, label["evidence"], label["entities"], project, ref)
+        if mode != "broken":  # a broken model never dates a card: it gets the turn's day
+            card["valid_from"] = label.get("when")
         if kind == "state":
             card.update(subject=label["subject"], field="value", value=label["value"])
         out.append(card)
@@ -300,7 +340,7 @@ def read_cards(vault: Path) -> list[dict]:
     for path in sorted((vault / "cards").glob("*/*.md")):
         c = codec.parse_card(path.read_text(encoding="utf-8"), str(path))
         cards.append({"id": c.id, "kind": c.kind, "title": c.title, "body": c.body, "subject": c.subject,
-                      "field": c.field, "value": c.value, "status": c.status,
+                      "field": c.field, "value": c.value, "status": c.status, "valid_from": c.valid_from,
                       "episodes": list(c.source.get("episodes") or []),
                       "supersedes": list(c.supersedes), "superseded_by": list(c.superseded_by)})
     return cards
@@ -382,6 +422,14 @@ def score(labels: list[dict], keyed: dict[str, dict], cards: list[dict], seconds
     labelled = set(sup_pairs)
     links = [(c["id"], old) for c in cards for old in c["supersedes"]]
     links_ok = sum(1 for new, old in links if (card_to_label.get(new), card_to_label.get(old)) in labelled)
+    # dates: matched labels that carry `when`, and whether their card's valid_from says that day
+    dated = [lid for lid in label_to_card if label_cards[lid][1].get("when")]
+    date_wrong = sorted(lid for lid in dated
+                        if (by_id[label_to_card[lid]].get("valid_from") or "")[:10] != label_cards[lid][1]["when"])
+    # speakers: matched labels whose subject is a name the episode's log gave, and whether the card names them
+    named = [lid for lid in label_to_card
+             if _is_speaker(label_cards[lid][1]["subject"], keyed.get(label_cards[lid][0], {}).get("speakers"))]
+    unnamed = sorted(lid for lid in named if not _names(by_id[label_to_card[lid]], label_cards[lid][1]["subject"]))
     nothing = {row["episode"] for row in labels if not row["cards"]}
     nothing_hit: dict[str, int] = {}
     for card in cards:
@@ -401,6 +449,9 @@ def score(labels: list[dict], keyed: dict[str, dict], cards: list[dict], seconds
         "supersede_pairs": len(sup_pairs), "supersede_correct": sup_ok,
         "supersede_accuracy": ratio(sup_ok, len(sup_pairs)),
         "supersede_links": len(links), "supersede_precision": ratio(links_ok, len(links)),
+        "dated_labels": sum(1 for _, label in label_cards.values() if label.get("when")),
+        "dated_matched": len(dated), "date_accuracy": ratio(len(dated) - len(date_wrong), len(dated)),
+        "speaker_matched": len(named), "speaker_accuracy": ratio(len(named) - len(unnamed), len(named)),
         "nothing_episodes": len(nothing), "nothing_false_episodes": len(nothing_hit),
         "nothing_false_cards": sum(nothing_hit.values()),
         "nothing_false_pct": round(100.0 * len(nothing_hit) / len(nothing), 2) if nothing else 0.0,
@@ -410,7 +461,17 @@ def score(labels: list[dict], keyed: dict[str, dict], cards: list[dict], seconds
         "false_cards": sorted(c["id"] for c in cards if c["id"] not in card_to_label),
         "wrong_kind": sorted(lid for lid, cid in label_to_card.items()
                              if label_cards[lid][1]["kind"] != by_id[cid]["kind"]),
+        "wrong_date": date_wrong, "speaker_unnamed": unnamed,
     }
+
+
+def _is_speaker(subject: str, speakers: dict | None) -> bool:
+    return any(norm(subject) == norm(n) for names in (speakers or {}).values() for n in names)
+
+
+def _names(card: dict, name: str) -> bool:
+    """The card names the person: in its title, or as a state card's subject."""
+    return norm(name) in norm(card["title"]) or norm(card.get("subject")) == norm(name)
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -419,7 +480,7 @@ def score(labels: list[dict], keyed: dict[str, dict], cards: list[dict], seconds
 def evaluate(args) -> dict:
     set_dir = Path(args.set).resolve()
     files = [f for f in (args.files or "").split(",") if f] or None
-    labels = load_labels(set_dir, files)
+    labels = load_labels(set_dir, files, args.part, args.half)
     if not labels:
         raise SystemExit("no labelled episodes selected")
     env = _clean_env()
@@ -430,7 +491,19 @@ def evaluate(args) -> dict:
         _run(["init", str(vault)], env, "init")
         keyed = capture_set(vault, set_dir, labels, env)
         summary = run_engine(args, vault, workdir, labels, keyed, env)
-        result = score(labels, keyed, read_cards(vault), summary["seconds"])
+        cards = read_cards(vault)
+        result = score(labels, keyed, cards, summary["seconds"])
+        parts = sorted({part_of(r) for r in labels})
+        if len(parts) > 1:  # the same run scored per part (speed is the whole run's)
+            result["by_part"] = {}
+            for part in parts:
+                rows = [r for r in labels if part_of(r) == part]
+                sub_keyed = {k: e for k, e in keyed.items() if k in {r["episode"] for r in rows}}
+                ids = {e["id"] for e in sub_keyed.values()}
+                sub = score(rows, sub_keyed, [c for c in cards if ids & set(c["episodes"])], summary["seconds"])
+                result["by_part"][part] = {k: v for k, v in sub.items()
+                                           if k not in ("seconds", "episodes_per_s", "misses", "false_cards",
+                                                        "wrong_kind", "wrong_date", "speaker_unnamed")}
         result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "")
         result["distill"] = {k: summary[k] for k in ("calls", "cards", "episodes_distilled", "failures")
                              if k in summary}
@@ -453,10 +526,17 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--batch-size", type=int)
     p.add_argument("--set", default=str(SET_DIR))
     p.add_argument("--files", help="comma-separated input file names (default: all)")
+    p.add_argument("--part", choices=("all", "old", "new"), default="all",
+                   help="old: the issue 10 set; new: the issue 20 set (people's lives); default all")
+    p.add_argument("--half", choices=("A", "B"), help="only this tuning half (README)")
     p.add_argument("--show", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--keep", action="store_true")
     return p.parse_args(argv)
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else format(x, ".3f")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -474,11 +554,18 @@ def main(argv: list[str] | None = None) -> int:
           f"({result['nothing_false_episodes']}/{result['nothing_episodes']} episodes, "
           f"{result['nothing_false_cards']} cards)")
     print(f"  {'episodes_per_s':20} {result['episodes_per_s']} ({result['seconds']} s for distill)")
+    for k, n in (("date_accuracy", "dated_matched"), ("speaker_accuracy", "speaker_matched")):
+        print(f"  {k:20} {'n/a' if result[k] is None else format(result[k], '.3f')} (of {result[n]} matched)")
+    for part, r in (result.get("by_part") or {}).items():
+        print(f"  part {part}: {r['episodes']} episodes, precision {_fmt(r['precision'])}, recall {_fmt(r['recall'])}, "
+              f"kind {_fmt(r['kind_accuracy'])}, supersede {_fmt(r['supersede_accuracy'])}, "
+              f"date {_fmt(r['date_accuracy'])}, speaker {_fmt(r['speaker_accuracy'])}, "
+              f"nothing false {r['nothing_false_pct']:.2f} % ({r['nothing_false_episodes']}/{r['nothing_episodes']})")
     failures = {k: v for k, v in (result["distill"].get("failures") or {}).items() if v}
     if failures:
         print(f"  distill failures (their episodes gave no card): {failures}")
     if args.show:
-        for k in ("misses", "wrong_kind", "false_cards"):
+        for k in ("misses", "wrong_kind", "wrong_date", "speaker_unnamed", "false_cards"):
             print(f"{k}: {', '.join(result[k]) or '-'}")
     if args.keep:
         print(f"vault kept at {result['vault']}")

@@ -9,6 +9,7 @@ it must reproduce them byte for byte, tests/e2e/test_distill_eval.py checks that
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -26,6 +27,8 @@ class C:
     tag: str | None = None  # a name for `sup` of a later card
     sup: str | None = None  # tag of the earlier card (same file) this one replaces
     title: str | None = None
+    who: str = "user"  # whose text the evidence is in: "user", or "assistant" (the second person of a named log)
+    when: str | None = None  # YYYY-MM-DD the card's fact holds from (README: dates), where the text gives one
 
 
 @dataclass
@@ -47,6 +50,9 @@ class Conv:
     project: str = ""
     title: str = ""
     persona: tuple = ("User", "Assistant")
+    named: bool = False  # put the persona's names on every message (`speaker` in jsonl, `name` in openai)
+    part: str = ""  # "new" for the issue 20 set (rows say so); "" for the issue 10 set
+    half: str = ""  # tuning half of the new set: "A" or "B"
 
 
 def load(path: Path = HERE / "conversations.yaml") -> list[Conv]:
@@ -59,7 +65,8 @@ def load(path: Path = HERE / "conversations.yaml") -> list[Conv]:
                    t.get("nothing")) for t in d["turns"]]
         convs.append(Conv(d["file"], d["format"], d["lang"], d["start"], turns, session=d.get("session", ""),
                           project=d.get("project", ""), title=d.get("title", ""),
-                          persona=tuple(d.get("persona", ("User", "Assistant")))))
+                          persona=tuple(d.get("persona", ("User", "Assistant"))), named=bool(d.get("named")),
+                          part=d.get("part", ""), half=d.get("half", "")))
     return convs
 
 
@@ -91,18 +98,37 @@ def render_jsonl(conv: Conv) -> str:
             if not text:
                 continue
             n += 1
-            lines.append(_dump({"id": f"m-{n:03d}", "role": role, "session": conv.session, "project": conv.project,
+            if conv.named:  # a two-person log: who spoke; ids stay unique when several sessions share a file
+                head = {"id": f"{conv.session}-m-{n:03d}", "role": role,
+                        "speaker": conv.persona[0 if role == "user" else 1]}
+            else:
+                head = {"id": f"m-{n:03d}", "role": role}
+            lines.append(_dump({**head, "session": conv.session, "project": conv.project,
                                 "ts": _iso(when + timedelta(seconds=dt)), "content": text}))
     return "\n".join(lines) + "\n"
 
 
 def render_openai(conv: Conv) -> str:
+    if conv.named:
+        return _render_openai_named(conv)
     msgs = [{"role": "system", "content": "You are a helpful assistant." if conv.lang == "en" else "用中文回答。"}]
     for t in conv.turns:
         if t.user:
             msgs.append({"role": "user", "content": t.user})
         msgs.append({"role": "assistant", "content": t.asst})
     doc = {"model": "gpt-4o-mini", "session": conv.session, "project": conv.project, "messages": msgs}
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def _render_openai_named(conv: Conv) -> str:
+    """A two-person log as an OpenAI messages document: each message names its speaker and has its time."""
+    msgs = []
+    for t, when in zip(conv.turns, _times(conv)):
+        for role, text, dt in (("user", t.user, 0), ("assistant", t.asst, 20)):
+            if text:
+                msgs.append({"role": role, "name": conv.persona[0 if role == "user" else 1],
+                             "ts": _iso(when + timedelta(seconds=dt)), "content": text})
+    doc = {"session": conv.session, "project": conv.project, "messages": msgs}
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -221,29 +247,39 @@ def build() -> tuple[dict[str, str], list[dict]]:
         fmt = convs[0].fmt
         if fmt == "chatgpt":
             rendered[name] = render_chatgpt(convs)
+        elif fmt == "jsonl" and len(convs) > 1:  # several sessions of the same two people, one after another
+            rendered[name] = "".join(render_jsonl(c) for c in convs)
         else:
             assert len(convs) == 1, name
             rendered[name] = {"jsonl": render_jsonl, "openai": render_openai, "claude-code": render_claude_code,
                               "codex": render_codex, "sillytavern": render_sillytavern, "text": render_text}[fmt](convs[0])
         multi = len(convs) > 1
+        tags: dict[str, str] = {}  # a later session may supersede a card of an earlier one of the same file
         for conv in convs:
-            tags: dict[str, str] = {}
             for i, t in enumerate(conv.turns, start=1):
                 key = episode_key(conv, i, multi)
                 assert bool(t.cards) != bool(t.nothing), key
                 cards = []
                 for k, c in enumerate(t.cards, start=1):
                     cid = f"{key}/{k}"
-                    assert c.evidence in t.user, (cid, "evidence not in the user's text")
+                    assert c.who in ("user", "assistant"), (cid, c.who)
+                    assert c.evidence in (t.user if c.who == "user" else t.asst), (cid, f"evidence not in the {c.who}'s text")
+                    assert c.when is None or re.fullmatch(r"\d{4}-\d{2}-\d{2}", c.when), (cid, c.when)
                     if c.tag:
                         tags[c.tag] = cid
                     card = {"id": cid, "kind": c.kind, "subject": c.subject, "value": c.value,
                             "title": c.title or f"{c.subject}: {c.value}", "entities": list(c.entities),
                             "supersedes": tags[c.sup] if c.sup else None, "evidence": c.evidence}
+                    if c.who != "user":
+                        card["who"] = c.who
+                    if c.when:
+                        card["when"] = c.when
                     cards.append(card)
-                labels.append({"episode": key, "file": name, "format": fmt, "lang": conv.lang,
-                               "session": conv.session if multi else None, "turn": i, "cards": cards,
-                               "nothing": t.nothing})
+                row = {"episode": key, "file": name, "format": fmt, "lang": conv.lang,
+                       "session": conv.session if multi else None, "turn": i, "cards": cards, "nothing": t.nothing}
+                if conv.part:
+                    row.update(part=conv.part, half=conv.half)
+                labels.append(row)
     return rendered, labels
 
 

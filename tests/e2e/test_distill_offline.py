@@ -100,13 +100,13 @@ def test_offline_distill_with_no_endpoint_zh_and_en(tmp_path):
         ("fact", "active"), ("fact", "superseded"), ("decision", "active"), ("preference", "active"),
         ("decision", "superseded"), ("rule", "active"), ("fact", "active"), ("state", "active"), ("state", "active"),
     ]), [(c.kind, c.title) for c in got]
-    # Each card cites exactly the episode (and the message line) its words come from.
+    # Each card cites exactly the episode its words come from, and its body quotes them, naming who said them.
     eps = {json.loads(line)["user"]: json.loads(line)["id"]
            for line in (vault / "episodes/2026/11/2026-11-02.jsonl").read_text(encoding="utf-8").splitlines()}
     for c in got:
         (ep,) = c.episodes
         user = next(u for u, i in eps.items() if i == ep)
-        assert f"episode {ep}, line 1" in c.body
+        assert c.body.startswith("The user said: ") and c.body.split(": ", 1)[1].split("，")[0][:12] in user
         assert c.kind == "state" or c.title.split("，")[0].split(", ")[0] in user
     assert any("192.168.1.40" in t for t in by_title) and any("8080" in t for t in by_title)
     # Nothing from the question, the hedge or the hypotheticals.

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from memvault.distill.cards import ENTITIES_MAX, ENTITY_MAX, KEY_MAX, TITLE_MAX
+from memvault.distill.cards import CARDS_PER_EPISODE, ENTITIES_MAX, ENTITY_MAX, KEY_MAX, TAGS_MAX, TITLE_MAX
+from memvault.distill.offline.cues import KNOWN_KINDS
+from memvault.distill.offline import dates, personal
 from memvault.distill.offline.extract import Statement, statements
 from memvault.model import Card, Episode
 
@@ -25,8 +27,31 @@ def _norm(text: str) -> str:
     return _NORM.sub(" ", text.casefold()).strip()
 
 
+# A log whose assistant side is a person is one where people talk to each other: both sides are named, nothing
+# calls a tool, and the format is one people's chats come in (not an AI tool's session or a role-play chat,
+# whose "assistant" is a model or a character card).
+PERSON_FORMATS = frozenset({"jsonl", "text", "openai"})
+
+
+def assistant_is_person(ep: Episode) -> bool:
+    """Both sides named (or a turn that opens with the assistant's side alone), no tool, a people's format."""
+    names = ep.speakers or {}
+    return bool((names.get("user") or not (ep.user or "").strip()) and names.get("assistant") and not ep.tools
+                and (ep.source or {}).get("kind") in PERSON_FORMATS)
+
+
+def voices(ep: Episode) -> list[tuple[str, str | None, str]]:
+    """(side, speaker's name or None, text) for each side of the turn spoken by a person: the user always,
+    the assistant when it is a person too (assistant_is_person)."""
+    names = ep.speakers or {}
+    out = [("user", (names.get("user") or [None])[0], ep.user or "")]
+    if assistant_is_person(ep):
+        out.append(("assistant", names["assistant"][0], ep.assistant or ""))
+    return out
+
+
 def episode_statements(ep: Episode) -> list[Statement]:
-    return statements(ep.user or "")
+    return [st for _side, _name, text in voices(ep) for st in statements(text)]
 
 
 def plan(episodes: list[Episode], size: int = BATCH) -> list[list[Episode]]:
@@ -97,29 +122,71 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
     related: list[Card] = []
     project = batch[0].project
     for i, ep in enumerate(batch):
-        for st in episode_statements(ep):
-            body = f"The user said (episode {ep.id}, line {st.line} of the message): {_cut(st.text, 600)}"
-            if st.kind == "state":
-                target = find_target(st, cards.values(), project)
-                subject = st.subject or (target.subject if target is not None and target.kind == "state"
-                                         else None) or st.old or ""
-                title = f"{subject}: {st.new} (was {st.old})"
-                action, index = "create", None
-                if target is not None:
-                    if target not in related:
-                        related.append(target)
-                    action, index = "supersede", related.index(target)
-                card = _card(action, "state", title, body, st.entities, i)
-                card.update(subject=_cut(subject, KEY_MAX), field=STATE_FIELD, value=_cut(st.new or "", KEY_MAX))
-                if index is not None:
-                    card["target"] = index
-                proposals.append(card)
-                continue
-            proposals.append(_card("create", st.kind, st.text, body, st.entities, i))
+        mine: list[dict] = []
+        for side, name, text in voices(ep):
+            asked = _asked(batch, i, side)
+            for st in statements(text):
+                mine.append(_proposal(st, ep, i, name, asked, cards, project, related))
+        proposals.extend(mine[:CARDS_PER_EPISODE])
     return {"cards": proposals}, related
 
 
+def _asked(batch: list[Episode], i: int, side: str) -> str | None:
+    """The question a side answers: the user's in the same turn for the assistant, the assistant's last words
+    before for the user (same session), when they end in one. A reply ("Watching the meteor shower with the
+    kids") often only makes sense with it ("What's your best camping memory?")."""
+    ep = batch[i]
+    if side == "assistant":
+        other, names = ep.user, (ep.speakers or {}).get("user")
+    elif i and batch[i - 1].session == ep.session:
+        other, names = batch[i - 1].assistant, (batch[i - 1].speakers or {}).get("assistant")
+    else:
+        return None
+    q = personal.question_in(other)
+    return f"{(names or ['Asked'])[0]} asked: {_cut(q, 200)}" if q else None
+
+
+def _proposal(st: Statement, ep: Episode, i: int, name: str | None, asked: str | None,
+              cards: Mapping[str, Card], project: str, related: list[Card]) -> dict:
+    who = name or "The user"
+    body = f"{who} said: {_cut(st.text, 600)}" + (f"\n\n({asked})" if asked else "")
+    entities = st.entities
+    if name and name.casefold() not in {e.casefold() for e in entities}:
+        entities = (name, *entities)
+    if st.kind == "state":
+        target = find_target(st, cards.values(), project)
+        subject = st.subject or (target.subject if target is not None and target.kind == "state"
+                                 else None) or st.old or ""
+        title = f"{subject}: {st.new} (was {st.old})"
+        action, index = "create", None
+        if target is not None:
+            if target not in related:
+                related.append(target)
+            action, index = "supersede", related.index(target)
+        card = _card(action, "state", title, body, entities, i)
+        card.update(subject=_cut(subject, KEY_MAX), field=STATE_FIELD, value=_cut(st.new or "", KEY_MAX))
+        if index is not None:
+            card["target"] = index
+        return card
+    caption = personal.photo_caption(st.text) if st.kind == "event" else None
+    if caption and personal.only_photo(st.text):
+        title = f"{name or 'The user'} shared a photo of {caption}"
+    else:
+        title = f"{name}: {st.text}" if name else st.text
+    card = _card("create", st.kind, title, body, entities, i)
+    if st.kind == "event":  # what happened or will, on the day its words say (a decision holds from the turn)
+        card["valid_from"] = dates.when(st.text, ep.at, future=st.plan)
+    return card
+
+
+_KIND_OF: dict[str, tuple[str, ...]] = {}
+for _words, _names in KNOWN_KINDS.items():
+    for _name in _names.split():
+        _KIND_OF[_name] = _KIND_OF.get(_name, ()) + _words
+
+
 def _card(action: str, kind: str, title: str, body: str, entities: tuple[str, ...], i: int) -> dict:
+    tags = list(dict.fromkeys(w for e in entities for w in _KIND_OF.get(e.casefold(), ())))[:TAGS_MAX]
     return {"action": action, "kind": kind, "title": _cut(title, TITLE_MAX), "body": body,
             "entities": [_cut(e, ENTITY_MAX) for e in entities[:ENTITIES_MAX]], "valid_from": None,
-            "confidence": CONFIDENCE, "episodes": [f"e{i}"]}
+            "confidence": CONFIDENCE, "episodes": [f"e{i}"], **({"tags": tags} if tags else {})}

@@ -55,10 +55,18 @@ STATE_ZH = (
 )
 
 RULE_EN = (r"\b(?:must|mustn't|must not|don't ever|do not ever|never ever|is forbidden|are forbidden|"
-           r"not allowed|is required|are required|at most|at least|no more than|rule for|rule:|hard rule)\b")
+           r"not allowed|is required|are required|rule for|rule:|hard rule)\b|"
+           r"\b(?:at most|at least|no more than|not more than)\s+(?:[\w$€£¥-]+\s+){0,2}?[\d$€£¥]")
+# "must" of a guess, not of a rule: "That must be fun", "you must have been so proud", "it must've hurt".
+EPISTEMIC_EN = (r"\bmust(?:'ve| have)\s+(?:been|felt|had|loved|missed|hurt|taken)\b|\bmust (?:miss|love|know|hate|think)\b|"
+                r"\bmust (?:be|feel|look|sound)\s+(?:so|really|very|such|a|an|quite|pretty|super|fun|nice|great|hard|"
+                r"tough|amazing|awesome|exciting|cool|lovely|wonderful|beautiful|interesting|incredible|scary|"
+                r"difficult|proud|happy|exhausting|rewarding|relaxing|special|magical|tiring|crazy|wild|thrilled|"
+                r"excited|stressful|nerve-wracking|heartbreaking|hectic|busy|lonely|nice)\b")
 # "never <verb>" as an imperative about the work (never push, never expose, never retry) is a rule; about
 # answers to the person or their own habits it is a preference (see PREFERENCE_NEVER_EN).
-RULE_NEVER_EN = r"^(?:and\s+|but\s+|also\s+)?never\b(?!\s+mind)"
+RULE_NEVER_EN = (r"^(?:and\s+|but\s+|also\s+)?never\b(?!\s+mind)(?!\s+(?:\w+ed|saw|thought|knew|been|had|was|were|"
+                 r"felt|did|got|went|could|would|gonna|expected)\b)")
 # An evaluation is not a value: "… is too much work", "… is really slow".
 EVALUATION_EN = r"^\s*(?:too|so|very|really|pretty|quite|kind of|a bit|not|way|super|getting|just)\b"
 RULE_ZH = r"必须|禁止|不许|不准|不得|不能超过|不超过|至少|最多|一律|严禁|务必"
@@ -92,7 +100,7 @@ FACT_ZH_NOUN = (r"(?:端口|地址|域名|IP|ip|网址|版本|目录|路径|时�
 FACT_ZH = (r"是|用的是|在用|过敏|现在在|跑一次|每天|每周|放在|存放在|部署在|装的")
 
 # Explicit memory requests: the request words are removed and the rest is classified.
-MEMORY_EN = r"^(?:please\s+)?(?:remember(?: that)?|note(?: that)?|fyi|for the record|keep in mind(?: that)?)\s*[:,-]?\s*"
+MEMORY_EN = r"^(?:please\s+)?(?:remember(?: that)?|note(?: that)?|fyi|for the record|keep in mind(?: that)?)\b\s*[:,-]?\s*"
 MEMORY_TAIL_EN = r"[,;-]?\s*(?:remember that|note that(?: for [\w ]+)?|keep that in mind|please remember)\.?$"
 MEMORY_ZH = r"^(?:请)?(?:记住|记一下|备注|注意)\s*[：:，,]?\s*"
 MEMORY_TAIL_ZH = r"[，,]?\s*(?:这个)?(?:一定)?要?(?:记住|记一下|记好)了?[。！!]?$"
@@ -117,7 +125,7 @@ NOUN_VALUE_EN = r"^(?:the\s+)?(?:region|port|zone|version|host|user|path|branch|
 
 # Lead-ins stripped before a clause is judged ("ok cool. btw", "Update:", "对了").
 LEAD_EN = (r"^(?:(?:ok|okay|yeah|yes|yep|sure|cool|great|alright|right|so|and|also|oh|btw|by the way|update|"
-           r"quick context for later|context|fyi|anyway|hm+|well|thanks|one more thing)\s*[:,.!-]?\s*)+")
+           r"quick context for later|context|fyi|anyway|hm+|well|thanks|one more thing)\b\s*[:,.!-]?\s*)+")
 LEAD_ZH = r"^(?:(?:对了|好|好的|嗯|那|另外|还有|顺便说一下|补充一下|更新一下|更新|总之|其实)\s*[：:，,。]?\s*)+"
 
 # Role-play: *narration* and OOC markers (only OOC text counts in a message that narrates).
@@ -131,4 +139,46 @@ NOT_NAMES = frozenset("""
     Quick For Moved Switched Migrated Replaced Changed Her His Their They You What Why How Should Mixed Tuesdays
     Mondays Wednesdays Thursdays Fridays Saturdays Sundays Monday Tuesday Wednesday Thursday Friday Saturday
     Sunday January February March April May June July August September October November December UTC
+    Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec
+    Hey Hi Hello Wow Thanks Thank Congrats Aww Omg Yay Sure Cool Great Nice Awesome Oh Ah Haha Lol Btw Last Next
 """.split())
+
+# Things named often enough that a sentence may open with them ("Postgres is our store", "Redis only for
+# alerts"): a capitalised word at the start of a sentence is a name only when it is one of these, is written
+# like a name (LGBTQ, GitHub, TrueNAS), or appears capitalised elsewhere in the text too.
+KNOWN_NAMES = frozenset("""
+    postgres postgresql mysql mariadb sqlite redis mongodb mongo elasticsearch opensearch kafka rabbitmq celery rq
+    docker kubernetes k8s helm terraform ansible nginx caddy traefik apache jenkins github gitlab bitbucket git
+    python java javascript typescript rust golang go ruby php kotlin swift scala elixir haskell lua perl
+    django flask fastapi rails laravel spring react vue angular svelte nextjs nuxt expo flutter electron tauri
+    node deno bun npm pnpm yarn pip poetry uv conda pytest jest vitest playwright cypress selenium
+    aws azure gcp hetzner cloudflare vercel netlify heroku fly digitalocean linode ovh
+    linux ubuntu debian fedora arch windows macos ios android truenas unraid proxmox synology jellyfin plex
+    wireguard tailscale openvpn grafana prometheus sentry datadog loki
+    openai anthropic claude chatgpt gpt ollama llama qwen mistral gemini deepseek copilot cursor
+    slack discord telegram whatsapp notion obsidian figma jira trello zoom
+    stripe paypal shopify wordpress excel word powerpoint
+    pandas numpy pytorch tensorflow jupyter vscode vim emacs neovim
+""".split())
+
+# What a known thing is, as tags on the cards that name it: "之前用的是什么数据库" finds the card that says
+# "we go with Postgres 16", "which cloud" the one about Hetzner. English and Chinese, searched like any tag.
+KNOWN_KINDS = {
+    ("database", "数据库"): "postgres postgresql mysql mariadb sqlite mongodb mongo redis elasticsearch opensearch "
+                          "cassandra dynamodb supabase firebase clickhouse duckdb neo4j",
+    ("queue", "队列"): "kafka rabbitmq celery rq sqs nats",
+    ("cache", "缓存"): "redis memcached",
+    ("cloud", "云服务"): "aws azure gcp hetzner cloudflare vercel netlify heroku fly digitalocean linode ovh",
+    ("container", "容器"): "docker kubernetes k8s helm podman",
+    ("language", "编程语言"): "python java javascript typescript rust golang go ruby php kotlin swift scala elixir "
+                          "haskell lua perl",
+    ("framework", "框架"): "django flask fastapi rails laravel spring react vue angular svelte nextjs nuxt expo "
+                         "flutter electron tauri",
+    ("editor", "编辑器"): "vscode vim emacs neovim cursor",
+    ("os", "操作系统"): "linux ubuntu debian fedora arch windows macos ios android truenas unraid proxmox",
+    ("vpn", "网络"): "wireguard tailscale openvpn",
+    ("monitoring", "监控"): "grafana prometheus sentry datadog loki",
+    ("model", "模型"): "openai claude chatgpt gpt ollama llama qwen mistral gemini deepseek",
+    ("proxy", "反向代理"): "nginx caddy traefik",
+    ("testing", "测试"): "pytest jest vitest playwright cypress selenium",
+}

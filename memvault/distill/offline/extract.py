@@ -13,7 +13,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from memvault.distill.offline import cues
+from memvault.distill.offline import cues, personal
 from memvault.distill.offline.entities import entities_of
 
 _I = re.IGNORECASE
@@ -35,6 +35,7 @@ _CHIT = _c(cues.CHITCHAT, _I)
 _STATE_EN = [_c(p, _I) for p in cues.STATE_EN]
 _STATE_ZH = [_c(p) for p in cues.STATE_ZH]
 _RULE_EN = _c(cues.RULE_EN, _I)
+_EPISTEMIC_EN = _c(cues.EPISTEMIC_EN, _I)
 _RULE_NEVER_EN = _c(cues.RULE_NEVER_EN, _I)
 _RULE_ZH = _c(cues.RULE_ZH)
 _PREF_EN = _c(cues.PREFERENCE_EN, _I)
@@ -99,6 +100,7 @@ class Statement:
     subject: str | None = None  # state changes only
     old: str | None = None
     new: str | None = None
+    plan: bool = False  # a life event still to come (personal.py): a bare weekday in it is the next one
 
 
 def _is_zh(text: str) -> bool:
@@ -225,7 +227,7 @@ def _kind(clause: str, original: str) -> str | None:
     low = clause.lower()
     if _PREF_NEVER_EN.search(low):
         return "preference"
-    if _RULE_EN.search(low) or _RULE_NEVER_EN.search(low):
+    if _RULE_EN.search(_EPISTEMIC_EN.sub(" ", low)) or _RULE_NEVER_EN.search(low):
         return "rule"
     if _DEC_EN.search(low):
         return "decision"
@@ -249,6 +251,11 @@ def statements(user: str) -> list[Statement]:
             continue
         for sentence in _SENTENCE.split(line):
             if _disqualified(sentence):
+                # A hedge or a question in one clause does not take back what another states outright:
+                # "I adopted a kitten yesterday, so I might be slow to reply", "我对花生过敏，有什么办法吗？".
+                # In chit-chat ("…, lol") only a clause where the speaker says what they did.
+                found, _whole = _personal(sentence, lineno, whole=False, first_only=bool(_CHIT.search(sentence)))
+                out.extend(found)
                 continue
             sentence, asked = _strip_lead(sentence)
             if not sentence:
@@ -264,8 +271,36 @@ def statements(user: str) -> list[Statement]:
                 out.append(Statement("state", sentence, lineno, entities_of(sentence), state.subject,
                                      state.old, state.new))
                 continue
-            out.extend(_sentence_cards(sentence, lineno, asked))
+            cued = _sentence_cards(sentence, lineno, asked)
+            if asked or any(st.kind in ("decision", "rule") for st in cued):
+                out.extend(cued)  # a choice or a constraint, or asked to be remembered: the work-chat cues decide
+            else:
+                # A life told as a whole ("I'm a loan officer at Harbor Bank, …, I can't say I love it") before a
+                # weak cue ("I love" of a preference) cut from it; else the cues, else the clauses that tell one.
+                found, whole = _personal(sentence, lineno)
+                out.extend(found if found and (whole or not cued) else cued)
     return out
+
+
+def _personal(sentence: str, lineno: int, whole: bool = True, first_only: bool = False
+              ) -> tuple[list[Statement], bool]:
+    """What the sentence tells about the speaker's life (personal.py), and whether the whole sentence does:
+    the whole sentence, else each clause that does so on its own. With `whole=False` the sentence as a whole
+    is disqualified (asked, hedged…): only its clauses that are not count; with `first_only`, only those
+    whose subject is the speaker."""
+    zh = _is_zh(sentence)
+    found = personal.kind_of(sentence, zh) if whole else None
+    if found is not None:
+        return [Statement(found[0], found[2], lineno, entities_of(sentence), plan=found[1])], True
+    out = []
+    clauses = personal.parts(sentence, zh)
+    for clause in clauses if len(clauses) > 1 else ():
+        if not whole and _disqualified(clause):
+            continue
+        found = personal.kind_of(clause, zh)
+        if found is not None and not (first_only and not personal.first_person(found[2], zh)):
+            out.append(Statement(found[0], found[2], lineno, entities_of(clause), plan=found[1]))
+    return out, False
 
 
 def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:

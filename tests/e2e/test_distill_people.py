@@ -1,0 +1,89 @@
+"""The offline engine on people's chats (issue 20), through the real CLI: a log of two named people is captured
+and both are read, each card names its speaker and dates what it tells; a role-play character and an AI
+assistant are never read; entities are things named, not the words a sentence opens with."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from memvault.vault import codec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def memvault(vault: Path, *args: str, stdin: str | None = None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["MEMVAULT_NOW"] = "2026-04-01T08:00:00Z"
+    return subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), *args], input=stdin,
+                          env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def cards(vault: Path) -> list:
+    return [codec.parse_card(p.read_text(encoding="utf-8"), str(p)) for p in sorted((vault / "cards").rglob("*.md"))]
+
+
+def jsonl(rows) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+# Thursday 2023-05-25: "last Saturday" is 2023-05-20, "next month" 2023-06-01.
+FRIENDS = [
+    ("user", "Mel", "Hey Caroline! I ran a charity race for mental health last Saturday, it was so rewarding."),
+    ("assistant", "Caroline", "That must be so much fun! I'm researching adoption agencies, it's been a dream."),
+    ("user", "Mel", "You'd be a great mom! We're going camping next month with the kids."),
+    ("assistant", "Caroline", "Thanks, Mel! I'm so proud of you."),
+    ("user", "Mel", "我上周三去南京看了大熊猫。"),
+    ("assistant", "Caroline", "太好了！你一定玩得很开心吧。"),
+]
+
+
+def test_both_people_are_read_named_and_dated(tmp_path):
+    vault = tmp_path / "v"
+    shutil.copytree(ROOT / "vault-template", vault)
+    log = jsonl({"role": r, "speaker": who, "content": text, "ts": "2023-05-25T13:00:00Z", "session": "1",
+                 "id": f"D1:{i}"} for i, (r, who, text) in enumerate(FRIENDS, start=1))
+    assert memvault(vault, "capture", "--format", "jsonl", "--project", "friends", stdin=log).returncode == 0
+    done = memvault(vault, "distill", "--json")
+    assert done.returncode == 0, done.stderr
+    got = {c.title: c for c in cards(vault)}
+    titles = sorted(got)
+    # Mel's race and camping plan, Caroline's research (the second person is read), Mel's trip in Chinese
+    assert any(t.startswith("Mel: I ran a charity race") for t in titles), titles
+    assert any(t.startswith("Mel: We're going camping next month") for t in titles), titles
+    assert any(t.startswith("Caroline: I'm researching adoption agencies") for t in titles), titles
+    assert any(t.startswith("Mel: 我上周三去南京看了大熊猫") for t in titles), titles
+    # remarks, compliments and thanks make nothing
+    assert not any(w in t for t in titles for w in ("must be so much fun", "great mom", "proud of you", "开心"))
+    race = next(c for t, c in got.items() if "charity race" in t)
+    camping = next(c for t, c in got.items() if "camping" in t)
+    panda = next(c for t, c in got.items() if "大熊猫" in t)
+    assert (race.valid_from, camping.valid_from, panda.valid_from) == ("2023-05-20", "2023-06-01", "2023-05-17")
+    assert race.kind == "event" and "mel" in [e.casefold() for e in race.entities]
+    # "Hey" and "Thanks" open sentences: they are not things
+    assert not (vault / "entities" / "hey.md").exists() and not (vault / "entities" / "thanks.md").exists()
+
+
+def test_a_role_play_character_and_an_ai_assistant_are_not_read(tmp_path):
+    vault = tmp_path / "v"
+    shutil.copytree(ROOT / "vault-template", vault)
+    tavern = jsonl([
+        {"user_name": "Kit", "character_name": "Mara", "create_date": "2026-03-01@10h00m00s", "chat_metadata": {}},
+        {"name": "Kit", "is_user": True, "is_system": False, "send_date": "March 1, 2026 10:00am",
+         "mes": "*waves* Hi Mara!", "extra": {}},
+        {"name": "Mara", "is_user": False, "is_system": False, "send_date": "March 1, 2026 10:01am",
+         "mes": "I adopted a little fox last winter and I love sailing on the lake every morning.", "extra": {}},
+    ])
+    ai = jsonl([
+        {"role": "user", "content": "How do I rotate logs with logrotate?", "ts": "2026-03-01T10:00:00Z"},
+        {"role": "assistant", "content": "I started by writing a config; I usually keep 7 rotations.",
+         "ts": "2026-03-01T10:00:05Z"},
+    ])
+    assert memvault(vault, "capture", "--format", "sillytavern", "--project", "rp", stdin=tavern).returncode == 0
+    assert memvault(vault, "capture", "--format", "jsonl", "--project", "ops", stdin=ai).returncode == 0
+    assert memvault(vault, "distill").returncode == 0
+    assert cards(vault) == []

@@ -144,11 +144,21 @@ def engine(root: Path, **overrides):
 
     def ask(query: str) -> list[str]:
         try:
-            return [h.id for h in search.run_search(root, query, opts).hits]
+            return _Ids(search.run_search(root, query, opts).hits)
         except NoMatch:
             return []
 
     return ask
+
+
+class _Ids(list):
+    """Hit ids, knowing whether every hit was a weak match (nothing reached the relevance floor: the search
+    shows the best hits of the few words that matched, each marked weak). A negative question answered only
+    with weak hits is not a false positive: the search said it found nothing certain."""
+
+    def __init__(self, hits):
+        super().__init__(h.id for h in hits)
+        self.weak_only = bool(hits) and all(getattr(h, "weak", False) for h in hits)
 
 
 def measure(ask, questions: list[dict]) -> dict:
@@ -158,7 +168,8 @@ def measure(ask, questions: list[dict]) -> dict:
         got = ask(q["query"])
         expect = q["expect"]
         if not expect:
-            row = {"fp": bool(got)}
+            row = {"fp": bool(got) and not getattr(got, "weak_only", False),
+                   "weak": bool(got) and getattr(got, "weak_only", False)}
         else:
             rank = next((i + 1 for i, cid in enumerate(got) if cid in expect), None)
             row = {"r1": rank == 1, "r5": rank is not None and rank <= 5, "rr": 1 / rank if rank else 0.0,

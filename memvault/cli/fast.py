@@ -23,7 +23,8 @@ import os
 import sys
 from typing import Any
 
-_FLAGS = {"--all": "include_all", "--episodes": "episodes", "-e": "episodes", "--json": "as_json"}
+_FLAGS = {"--all": "include_all", "--episodes": "episodes", "-e": "episodes", "--cards-only": "cards_only",
+          "--json": "as_json"}
 _VALUES = {"--limit": ("limit", int), "-n": ("limit", int), "--project": ("project", str), "-p": ("project", str),
            "--kind": ("kind", str), "-k": ("kind", str), "--hops": ("hops", int),
            "--snippet-chars": ("snippet_chars", int), "--vault": ("vault", str), "-V": ("vault", str)}
@@ -127,7 +128,8 @@ def run(opts: dict[str, Any]) -> int:
         cfg = svc.settings(root, os.environ)
         options = svc.options_from(
             cfg["search"], cfg["kinds"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),
-            include_all=opts.get("include_all"), hops=opts.get("hops"), episodes=opts.get("episodes"),
+            include_all=opts.get("include_all"), hops=opts.get("hops"),
+            episodes=False if opts.get("cards_only") else opts.get("episodes"),
             snippet_chars=opts.get("snippet_chars"), embeddings=cfg.get("embeddings"))
         result = mark_conflicts(root, svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"]))
     except MemvaultError as exc:

@@ -43,6 +43,7 @@ class Hit(NamedTuple):
     path: str | None = None
     rowid: int | None = None  # internal: the index row, for the freshness check; not shown
     world: str = ""  # internal: a card's valid_from (else created), an episode's time; for the recency prior
+    weak: bool = False  # nothing reached the relevance floor: the best hits of the few words that matched
 
     def to_json(self) -> dict[str, Any]:
         out = self._asdict()

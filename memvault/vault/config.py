@@ -92,8 +92,8 @@ DEFAULTS: dict[str, Any] = {
     },
     "search": {"limit": 10, "hops": 1, "snippet_chars": 160, "chinese": "bigram", "floor": 0.15,
                "episode_floor": 0.1, "stat_all_below": 5000, "synonyms": False, "name_floor": 0.0,
-               "expansion_floor": 0.0, "recency_half_life_days": 365},
-    "context": {"budget_tokens": 2000},
+               "expansion_floor": 0.0, "recency_half_life_days": 365, "episodes": True},
+    "context": {"budget_tokens": 2000, "pinned_share": 0.25},
     "consolidate": {"fold": True, "fold_after_days": 90, "fold_min_cards": 4, "fold_max_cards": 8,
                     "fold_max_chars": 280, "fold_kinds": ["fact", "event", "decision", "preference", "rule"]},
     # The optional dense ("meaning") layer: any OpenAI-compatible POST {base_url}/embeddings. Empty base_url = off.

@@ -77,7 +77,7 @@ def around(vault: Vault, ids: Iterable[str]) -> dict[str, list[str]]:
     if not subjects:
         return {}
     pool = dict(mine)
-    opts = searchlib.options_from(vault.config.section("search"), None, limit=CANDIDATES, hops=0)
+    opts = searchlib.options_from(vault.config.section("search"), None, limit=CANDIDATES, hops=0, episodes=False)
     paths: set[str] = set()
     with Index(vault.root, opts.mode, opts.stat_all_below) as idx:  # one index for every subject
         idx.refresh()

@@ -34,6 +34,9 @@ def filled(run):
     ["search", "orders", "database", "-n", "1"],
     ["search", "--project", "shop", "postgres", "--json"],
     ["search", "-e", "postgres", "SKIP", "--json"],
+    ["search", "postgres", "SKIP", "--json"],  # the raw turn comes back beside the cards by default
+    ["search", "--cards-only", "postgres", "SKIP", "--json"],
+    ["search", "set", "up", "the", "orders", "archive", "queue", "--json"],  # one word of six: weak hits
     ["search", "林晚", "住在哪里"],
     ["search", "--kind=rule", "orders"],
     ["search", "kubernetes", "autoscaling"],  # no match: exit 1

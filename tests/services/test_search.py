@@ -42,10 +42,17 @@ def test_retracted_cards_only_with_all(chain_vault):
     assert ids(chain_vault, "nextcloud", include_all=True) == ["c-20250301-cccc"]
 
 
-def test_query_with_nothing_relevant_returns_nothing(chain_vault):
-    for q in ("kubernetes autoscaling policy", "去冰岛旅行的预算", "terraform database locking state"):
+def test_query_with_nothing_relevant_returns_nothing_certain(chain_vault):
+    # No word in the vault: nothing at all (exit 1, like grep).
+    for q in ("kubernetes autoscaling policy", "去冰岛旅行的预算"):
         with pytest.raises(NoMatch):
             ids(chain_vault, q)
+    # One word of four ("database") is in the vault: its best hits come back, every one marked weak and saying
+    # why, rather than nothing; a question that reaches the floor gets no weak hit.
+    res = search.run_search(chain_vault, "terraform database locking state", search.options_from({}))
+    assert res.hits and all(h.weak for h in res.hits)
+    assert all(h.why[0].startswith("weak match: 1 of the question's 4 words") for h in res.hits)
+    assert not any(h.weak for h in search.run_search(chain_vault, "shop database", search.options_from({})).hits)
 
 
 def test_chinese_query_matches_bigrams_and_explains_why(chain_vault):
@@ -63,7 +70,7 @@ def test_hit_fields_snippet_and_superseded_reason(chain_vault):
     assert len(old.snippet) <= 42
     data = old.to_json()
     assert set(data) == {"id", "kind", "title", "project", "status", "score", "snippet", "why", "sources",
-                         "refs", "created", "session", "path"}
+                         "refs", "created", "session", "path", "weak"}
 
 
 def test_project_and_kind_filters(chain_vault):
@@ -116,7 +123,7 @@ def test_episodes_are_searched_with_their_message_refs(vault):
             "source": {"kind": "jsonl", "host": "h", "ref": "m1", "refs": ["m1", "m2"]}, "hash": "sha256:x"}
     (day / "2025-03-01.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
     with pytest.raises(NoMatch):
-        ids(vault, "restic password")  # cards only
+        ids(vault, "restic password", episodes=False)  # cards only
     res = search.run_search(vault, "restic password", search.options_from({}, episodes=True))
     hit = res.hits[0]
     assert (hit.id, hit.kind, hit.refs, hit.session) == ("ep-20250301T100000Z-abc123", "episode", ("m1", "m2"), "s1")

@@ -24,11 +24,13 @@ def search(
     kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="Only this card kind.")] = None,
     show_all: Annotated[bool, typer.Option("--all", help="Include retracted cards.")] = False,
     hops: Annotated[Optional[int], typer.Option("--hops", help="Entity hops from the best hits (default 1).")] = None,
-    episodes: Annotated[bool, typer.Option("--episodes", "-e", help="Search raw turns too.")] = False,
+    cards_only: Annotated[bool, typer.Option("--cards-only", help="Cards alone, without the raw turns.")] = False,
+    episodes: Annotated[bool, typer.Option("--episodes", "-e", help="Raw turns too (the default; kept for "
+                                           "scripts).")] = False,
     snippet_chars: Annotated[Optional[int], typer.Option("--snippet-chars", help="Snippet length.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON (shape in docs/search.md).")] = False,
 ) -> None:
-    """Find cards (and with --episodes raw turns) by BM25 and entity hops; each hit says why. Exit 1: no match.
+    """Find cards and the raw turns no card covers, in one ranked list; each hit says why. Exit 1: no match.
 
     Example: memvault search "what did we decide about postgres" --limit 5
     """
@@ -37,7 +39,8 @@ def search(
     root = svc.open_root(state.get("vault"), os.environ)
     cfg = svc.settings(root, os.environ)
     opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
-                            include_all=show_all, hops=hops, episodes=episodes, snippet_chars=snippet_chars,
+                            include_all=show_all, hops=hops, episodes=False if cards_only else (episodes or None),
+                            snippet_chars=snippet_chars,
                             embeddings=cfg.get("embeddings"))
     from memvault.cli.fast import mark_conflicts, render_text, warn  # shared with the Typer-free fast path
 

@@ -5,6 +5,7 @@ Vaults are built with the real CLI (`remember` needs no LLM); the service is the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -195,3 +196,43 @@ def test_history_question_that_recalls_nothing_still_reports_history(vault, shop
     en = pack(vault, "what quantum telescope did we use before", project="shop")
     assert all(e.pinned for e in en.entries) and en.intent == "history"
     assert pack(vault, "which quantum telescope", project="shop").intent == "current"
+
+
+def test_two_questions_get_two_packs_and_pinned_cards_a_capped_share(run, vault):
+    for i in range(14):
+        remember(run, f"Rule {i}: always run the linter before pushing", kind="rule",
+                 body="Long explanation of why this rule exists and what broke without it. " * 3)
+    remember(run, "The cart database runs Postgres 16", kind="fact", entities=["postgres"])
+    remember(run, "Backups go to the Hetzner storage box nightly", kind="fact", entities=["hetzner"])
+    a, b = pack(vault, "which database does the cart use", budget=600), pack(vault, "where do backups go", budget=600)
+    assert a.pack != b.pack
+    assert [e.title for e in a.entries if not e.pinned] == ["The cart database runs Postgres 16"]
+    assert [e.title for e in b.entries if not e.pinned] == ["Backups go to the Hetzner storage box nightly"]
+    for res in (a, b):  # what answers comes first; rules take at most context.pinned_share (0.25) of the room
+        assert 0 < sum(e.tokens for e in res.entries if e.pinned) <= 600 * 0.25
+
+
+def test_a_pinned_card_the_question_finds_is_packed_with_what_answers(run, vault):
+    for i in range(14):
+        remember(run, f"Rule {i}: always lint before pushing", kind="rule", body="Why it exists. " * 12)
+    wanted = remember(run, "Never reboot the bastion host during business hours", kind="rule",
+                      body="It holds the VPN for the whole office. " * 3)
+    res = pack(vault, "can I reboot the bastion host", budget=400)
+    entry = next(e for e in res.entries if e.id == wanted)
+    assert not entry.pinned  # found by the question: not subject to the pinned cap
+
+
+def test_raw_turns_answer_when_no_card_does(run, vault):
+    log = "\n".join(json.dumps(m) for m in [
+        {"role": "user", "content": "The walnut bread sold out twice this month at the Saturday market.",
+         "ts": "2026-10-03T09:00:00Z"},
+        {"role": "assistant", "content": "Then bake a double batch next Saturday.", "ts": "2026-10-03T09:00:05Z"},
+    ]) + "\n"
+    run("capture", "--format", "jsonl", "--project", "bakery", input=log)
+    remember(run, "Always answer in English", kind="preference")
+    res = pack(vault, "what sold out at the market")
+    said = [e for e in res.entries if e.kind == "episode"]
+    assert len(said) == 1 and said[0].bucket == "said" and said[0].id.startswith("ep-")
+    assert "## What was said (raw turns)" in res.pack and "walnut bread sold out" in res.pack
+    zh = pack(vault, "walnut bread 卖完了吗")
+    assert "## 原话（对话记录）" in zh.pack

@@ -52,14 +52,17 @@ KEY_IGNORE = Lazy(
     r"|(?<![a-z])(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
     r"|(?:secret|password|passwd|pass|key|token|credentials?)[_.-]?(?:name|ref|id|arn|path|file|length|len"
     r"|size|policy|min|max|hint|label|field|prompt|strength|rules?|type|env|var|manager|store|provider"
-    r"|required|reset|changed|expir|ttl|hash|digest|salt|prefix)"
+    r"|required|reset|changed|expir|ttl|hash|digest|salt|prefix|placeholder|message|msg|text|title|description"
+    r"|error|help|tooltip|caption)"
+    r"|(?:idempotency|cache|sort|partition|primary|foreign|public|publishable|routing|dedupe?|lookup|object"
+    r"|hash|range|row)[_.-]?key"
     r"|keyword|^credentials?[_.-]?(?:helper|source|process)"
 )
 # Values that stand for a secret in documentation: empty, types, template variables, "your-key-here", xxxx.
 PLACEHOLDER = Lazy(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional"
     r"|secret|password|passwd|pass|pwd|token|redacted|changeme|change[-_]me|required|example|guest|foobared"
-    r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
+    r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\{.*\}|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
     r"|os\.environ.*|process\.env.*|getenv.*|env\(.*"
     r"|your[-_ ].*|.*[-_]here|.*(?:xxxx|\.\.\.|\*\*\*).*"
     r"|(?-i:[A-Z]+(?:_[A-Z]+)++|[A-Z]{2,}+))$"  # YOUR_API_KEY, PASSWORD (a digit makes it a value)

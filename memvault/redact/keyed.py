@@ -191,7 +191,7 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
         if not strength:
             continue
         lo = max(0, s - 16)
-        ctx = (s - lo, e - lo, text[lo:e + _WINDOW + 210])  # all that _value may read
+        ctx = (s - lo, e - lo, text[lo:e + _WINDOW + 41])  # all that _value may read
         if ctx in seen:
             rel = seen[ctx]
             span = None if rel is None else (rel[0] + lo, rel[1] + lo)
@@ -203,7 +203,8 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
             yield span
 
 
-_WINDOW = 320
+_WINDOW = 300
+_CLOSE_TAG = Lazy(r"\s*</")
 
 
 def _value(text: str, s: int, e: int, strength: int) -> Span | None:
@@ -223,7 +224,7 @@ def _value(text: str, s: int, e: int, strength: int) -> Span | None:
         if not op:
             # whitespace only: `ENV API_KEY value`, `#define API_KEY "v"`, `(def api-key "v")`, `PASSWORD 'v'`
             ok = "\n" not in gap and (m["q"] is not None or text[s:e].isupper() and "_" in text[s:e])
-        if op == ">" and not re.match(r"\s*</", text[m.end():min(len(text), m.end() + 200)]):
+        if op == ">" and not _CLOSE_TAG.match(text, m.end(), min(len(text), m.end() + 40)):
             ok = False  # <password>value</password>, not <password>@host
         if ok:
             span = _judge(text, m, strength)

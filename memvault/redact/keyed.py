@@ -27,7 +27,7 @@ STRONG, WEAK = 2, 1
 _STRONG_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "credential", "credentials", "creds",
                  "pwd", "pass", "pw")
 _WEAK_WORDS = ("token", "key", "auth")
-_COMPOUND_KEYS = ("apikey", "secretkey", "accesskey", "privatekey", "authkey", "masterkey", "signingkey",
+_COMPOUND_KEYS = ("apikey", "secretkey", "accesskey", "privatekey", "authkey", "masterkey",
                   "encryptionkey", "licensekey", "appkey", "apitoken", "authtoken", "accesstoken", "bottoken",
                   "sessiontoken", "refreshtoken", "idtoken")
 # Words after the secret word that make the key a property of the secret, not the secret.
@@ -46,7 +46,7 @@ _NOT_SECRET_KEY = frozenset(
     "range row lookup translation i18n composite unique natural surrogate join group map dict site shortcut hot "
     "sequence bucket schema index secondary search shard sharding compound idx next prev previous last start end "
     "verify verification sitekey anon react list item column table dynamo cursor page sort_key metric label "
-    "foreign_key storage_path ssh_public public_key".split())
+    "foreign_key storage_path ssh_public public_key gpg pgp gnupg host fingerprint".split())  # public ones
 _NOT_SECRET_TOKEN = frozenset(
     "max min num total input output completion prompt context special pad bos eos unk cls sep mask start end stop "
     "next page pagination continuation cursor sync lexer parser csrf xsrf first last cancel cancellation "

@@ -4,8 +4,9 @@ Pure; stdlib and memvault.redact.shapes only. Facts (prefixes, lengths, alphabet
 lists of gitleaks, betterleaks, trufflehog and GitHub secret scanning; the rules are written here.
 
 Most modern tokens are `word_` / `word-` / `word.` + a random body. Rather than one keyword scan per provider
-(each a full pass over the text), `find_prefixed` makes ONE pass for `alphanumerics + separator` heads and looks
-each up in a dict; only then is the provider's body pattern tried. Tokens without a separator (AKCp…, EAAC…) are a handful of literal-led regexes.
+(each a full pass over the text), `find_prefixed` makes ONE pass for `alphanumerics + separator` heads and
+looks each up in a dict; only then is the provider's body pattern tried. Tokens without a separator (AKCp…,
+EAAC…) are a handful of literal-led regexes.
 `placeholder_token` leaves documentation shapes alone (ghp_xxxx…, sk-…YOUR_API_KEY, AKIA…EXAMPLE, abc…xyz).
 """
 
@@ -205,8 +206,10 @@ def _structured_finder(pattern: str, check: str | None):
                     continue
             elif check == "jwt64" and not _is_base64_jwt(m[0]):
                 continue
-            elif check == "twitter" and not (_mixed(m[0].lstrip("A")) and not placeholder_token(m[0].lstrip("A"))):
-                continue
+            elif check == "twitter":
+                body = m[0].lstrip("A")
+                if not _mixed(body) or placeholder_token(body):
+                    continue
             if check != "twitter" and placeholder_token(text[s:e]):
                 continue
             yield s, e

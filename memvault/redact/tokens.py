@@ -128,9 +128,11 @@ _STRUCTURED = (
 )
 
 _HEADS: dict[str, list[tuple[str, re.Pattern[str], int, int, str]]] = {}
-# The alphanumeric head and first separator of a token (`ghp_`, `sk-`, `dp.`, `configcat-`). A class-led pattern:
-# _sre skips non-alphanumerics in C, and a head that is no key of the dict costs one lookup.
-_HEAD = Lazy(r"[A-Za-z0-9]{1,11}+[_.~-](?=[A-Za-z0-9])")
+# A separator between two alphanumerics: the end of a token's head (`ghp_`, `sk-`, `dp.`, `configcat-`). A
+# separator-led pattern lets _sre skip everything else in C; the head before it is read back and looked up.
+_SEP = Lazy(r"[_.~-](?<=[A-Za-z0-9][_.~-])(?=[A-Za-z0-9])")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_WORD = _ALNUM | {"_"}
 
 
 def _heads() -> dict[str, list[tuple[str, re.Pattern[str], int, int, str]]]:
@@ -145,15 +147,20 @@ def _heads() -> dict[str, list[tuple[str, re.Pattern[str], int, int, str]]]:
 
 def find_prefixed(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule id) of every token of the PREFIXED table that is not a placeholder."""
+    if _SEP.search(text) is None:
+        return  # most chat turns: no separator glued to a word on both sides
     heads = _heads()
     done = 0
-    for m in _HEAD.finditer(text):
-        entries = heads.get(m.group())
-        if entries is None:
+    for m in _SEP.finditer(text):
+        i = m.start()
+        if i < done:
             continue
-        s = m.start()
-        if s < done or s > 0 and text[s - 1].isascii() and (text[s - 1].isalnum() or text[s - 1] == "_"):
-            continue  # inside a token already taken, or glued to a word (my_ghp_…)
+        s = i
+        while s > i - 11 and text[s - 1] in _ALNUM:
+            s -= 1
+        entries = heads.get(text[s:i + 1])
+        if entries is None or s > 0 and text[s - 1] in _WORD:
+            continue  # no provider's head, or glued to a word (my_ghp_…)
         for prefix, body, lo, hi, rule in entries:
             if not text.startswith(prefix, s):
                 continue
@@ -167,12 +174,19 @@ def find_prefixed(text: str) -> Iterator[tuple[int, int, str]]:
             break
 
 
-def structured_rules() -> list[tuple[str, tuple[str, ...], object]]:
-    """(rule id, keywords, finder) for the literal-led shapes; the rule table wraps them as Rules."""
-    out = []
-    for keywords, pattern, check, rule in _STRUCTURED:
-        out.append((rule, keywords, _structured_finder(pattern, check)))
-    return out
+def find_structured(text: str, low: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, rule id) of the literal-led shapes, each tried only when one of its keywords occurs."""
+    if not _FINDERS:
+        _FINDERS.extend((kw, _structured_finder(pattern, check), rule) for kw, pattern, check, rule in _STRUCTURED)
+    for keywords, find, rule in _FINDERS:
+        for k in keywords:
+            if k in low:
+                for s, e in find(text, low):
+                    yield s, e, rule
+                break
+
+
+_FINDERS: list = []
 
 
 def _structured_finder(pattern: str, check: str | None):

@@ -190,11 +190,11 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
         group = "dq" if m["dq"] is not None else "sq"
         val = m[group]
     val = val.strip()
-    if PLACEHOLDER.match(val) or placeholder_token(val):
+    if PLACEHOLDER.match(val):
         return None
     if not STRONG_KEY.search(m["key"]) and not shaped(val):
         return None  # token / api key / *_KEY: the value must look machine-made, not like a word or a number
-    return m.span(group)
+    return None if placeholder_token(val) else m.span(group)
 
 
 

@@ -53,7 +53,7 @@ _NOT_SECRET_TOKEN = frozenset(
     "reasoning cached cache thinking tokens".split())
 
 _ANCHOR_RX = Lazy("|".join(ANCHORS))
-_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
+_IDENT_BACK = Lazy(r"[A-Za-z0-9_.$-]*")
 _IDENT_FWD = Lazy(r"[A-Za-z0-9_.-]{0,60}")
 _CAMEL = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Glue after the key name, then the value. `op` is empty for whitespace-separated forms (ENV K v, #define K "v").
@@ -154,32 +154,36 @@ def placeholder_value(v: str) -> bool:
 
 def value_is_secret(strength: int, v: str, quoted: bool, after: str) -> bool:
     """Is `v`, assigned to a name of this strength, a secret? `after` is the character following a bare value."""
-    if len(v) < 4 or " " in v or placeholder_value(v) or "://" in v:
+    if len(v) < 4 or " " in v or "://" in v:
         return False
     if not quoted and (after and after in "(.[" or _IDENT_CHAIN.match(v) and not any(c.isdigit() for c in v)):
         return False  # code: a call, an attribute, a variable
-    if _CODE_REF.match(v) or _PATHLIKE.match(v) and wordy(v.replace("/", " ").replace("\\", " ")):
-        return False
     if machine_made(v):
-        return len(v) >= 10 or strength == STRONG
-    if strength == STRONG:
+        secret = len(v) >= 10 or strength == STRONG
+    elif strength == STRONG:
         # a password someone made up: words need a digit or a symbol (Velvet-Orbit-42, not current-password)
-        return len(v) >= 6 and re.search(r"[0-9]|[^A-Za-z0-9_.-]", v) is not None
-    return False
+        secret = len(v) >= 6 and re.search(r"[0-9]|[^A-Za-z0-9_.-]", v) is not None
+    else:
+        secret = False
+    if not secret or placeholder_value(v) or _CODE_REF.match(v):
+        return False
+    return not (_PATHLIKE.match(v) and wordy(v.replace("/", " ").replace("\\", " ")))
 
 
 def find_keyed(text: str, low: str) -> Iterator[Span]:
     done = 0
-    ids = _IDENT_CHARS
+    n = len(text)
+    rev = None  # the text reversed: the name's start is found by one C-level match backwards
+    back = _IDENT_BACK.match
     fwd = _IDENT_FWD.match
     seen: dict[tuple[int, int, str], tuple[int, int] | None] = {}  # same context, same answer (repeated lines)
     for a in _ANCHOR_RX.finditer(low):
         i = a.start()
         if i < done:
             continue
-        s, floor = i, max(0, i - 60)
-        while s > floor and text[s - 1] in ids:
-            s -= 1
+        if rev is None:
+            rev = text[::-1]
+        s = i - (back(rev, n - i, n - max(0, i - 60)).end() - (n - i))
         e = fwd(text, a.end()).end()
         while e > s and text[e - 1] in ".-":  # `password.` ends a sentence, `token-` a word
             e -= 1

@@ -18,16 +18,20 @@ Span = tuple[int, int]
 class Lazy:
     """A regex compiled on first use: `memvault search` imports this module and most shapes never run there."""
 
-    __slots__ = ("_args", "_rx")
+    __slots__ = ("_args", "_rx", "match", "search", "finditer", "fullmatch")  # the methods: set on first use
 
     def __init__(self, pattern: str, flags: int = 0):
         self._args, self._rx = (pattern, flags), None
 
     def __getattr__(self, name: str):
+        # Reached only while a slot is unset: compile, then bind the common methods so that later calls
+        # skip this function (a 1 MB line can call them hundreds of thousands of times).
         rx = object.__getattribute__(self, "_rx")
         if rx is None:
             rx = re.compile(*object.__getattribute__(self, "_args"))
             object.__setattr__(self, "_rx", rx)
+            for method in ("match", "search", "finditer", "fullmatch"):
+                object.__setattr__(self, method, getattr(rx, method))
         return getattr(rx, name)
 
 

@@ -250,17 +250,13 @@ def _is_base64_jwt(s: str) -> bool:
 
 # --------------------------------------------------------------------------- placeholders
 
-_PH_MARKERS = ("xxxx", "your", "here", "example", "<", ">", "...", "…", "***", "placeholder", "dummy", "redacted",
-               "changeme", "replace", "insert", "sample", "fake")
-_RUN = Lazy(r"([^A])\1{7}")  # not A: base64 of zero bytes is A…A (Dropbox keys hold ten, Twitter's 22)
-_SEQ = ("abcdefghij", "0123456789", "qwertyuiop")
+_PH = Lazy(r"(?i:xxxx|your|here|example|[<>]|\.\.\.|…|\*\*\*|placeholder|dummy|redacted|changeme|replace|insert"
+           r"|sample|fake|abcdefghij|0123456789|qwertyuiop)|EXAMPLE|([^A])\1{7}")
 
 
 def placeholder_token(tok: str) -> bool:
-    """ghp_xxxx…, sk-ant-…YOUR_API_KEY, AKIA…EXAMPLE, glrt-0000…, sk-abcdefghij…: documentation, not a key."""
-    low = tok.lower()
-    if any(m in low for m in _PH_MARKERS) or "EXAMPLE" in tok or any(q in low for q in _SEQ):
-        return True
-    # a run of one character after a prefix (glrt-0000…); a value that is one character throughout is not a
-    # documentation shape but a (bad) secret of its own
-    return _RUN.search(tok) is not None and len(set(tok)) > 1
+    """ghp_xxxx…, sk-ant-…YOUR_API_KEY, AKIA…EXAMPLE, glrt-0000…, sk-abcdefghij…: documentation, not a key.
+    A run of one character (not A: base64 of zero bytes is A…A, Dropbox keys hold ten, Twitter's 22) marks a
+    placeholder after a prefix; a value that is one character throughout is a (bad) secret of its own."""
+    m = _PH.search(tok)
+    return m is not None and (m.group(1) is None or len(set(tok)) > 1)

@@ -176,7 +176,8 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
     rev = None  # the text reversed: the name's start is found by one C-level match backwards
     back = _IDENT_BACK.match
     fwd = _IDENT_FWD.match
-    seen: dict[tuple[int, int, str], tuple[int, int] | None] = {}  # same context, same answer (repeated lines)
+    # same context, same answer (repeated lines cost one look): (relative span or None, relative end of the value)
+    seen: dict[tuple[int, int, str], tuple[tuple[int, int] | None, int]] = {}
     for a in _ANCHOR_RX.finditer(low):
         i = a.start()
         if i < done:
@@ -197,13 +198,13 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
         lo = max(0, s - 16)
         ctx = (s - lo, e - lo, text[lo:e + _WINDOW + 41])  # all that _value may read
         if ctx in seen:
-            rel = seen[ctx]
-            span = None if rel is None else (rel[0] + lo, rel[1] + lo)
+            rel, rel_end = seen[ctx]
+            span, end = (None if rel is None else (rel[0] + lo, rel[1] + lo)), rel_end + lo
         else:
-            span = _value(text, s, e, strength)
-            seen[ctx] = None if span is None else (span[0] - lo, span[1] - lo)
+            span, end = _value(text, s, e, strength)
+            seen[ctx] = (None if span is None else (span[0] - lo, span[1] - lo)), end - lo
+        done = max(done, end)  # a name inside the value just read is no key of its own
         if span is not None:
-            done = max(done, span[1])
             yield span
 
 
@@ -211,10 +212,12 @@ _WINDOW = 300
 _CLOSE_TAG = Lazy(r"\s*</")
 
 
-def _value(text: str, s: int, e: int, strength: int) -> Span | None:
+def _value(text: str, s: int, e: int, strength: int) -> tuple[Span | None, int]:
+    """The secret value after the name at [s, e), if any; and where the value that was read ends."""
     xml = s > 0 and text[s - 1] == "<"
     quoted_key = s > 0 and text[s - 1] in "\"'`"
     stop = min(len(text), e + _WINDOW)
+    end = e
     m = _GLUE.match(text, e, stop)
     if m is not None:
         op, gap = m["op"] or "", m["gap"]
@@ -233,12 +236,16 @@ def _value(text: str, s: int, e: int, strength: int) -> Span | None:
         if ok:
             span = _judge(text, m, strength)
             if span is not None:
-                return span
+                return span, span[1]
+            if m["qv"] is not None and "\n" not in gap and not _IDENT_FWD.fullmatch(m["qv"]):
+                end = m.end()  # `api_key="x=…"` was read and is no secret; `key="db.password"` names the next key
     if quoted_key or _PAIR_LEAD.search(text, max(0, s - 16), s):
         p = _PAIR.match(text, e, stop)
         if p is not None:
-            return _judge(text, p, strength)
-    return None
+            span = _judge(text, p, strength)
+            if span is not None:
+                return span, span[1]
+    return None, end
 
 
 def _judge(text: str, m: re.Match[str], strength: int) -> Span | None:

@@ -40,7 +40,7 @@ from memvault.redact.prose import PROSE_EN, PROSE_ZH, prose_en, prose_zh
 from memvault.redact.shapes import (CALL_ANCHORS, PLACEHOLDER, SERVER_WORDS, find_client_args,
                                     find_command_line, find_config_xml, find_generic_flag, find_server_config,
                                     find_user_slash_password, has_digit)
-from memvault.redact.tokens import find_prefixed, find_structured, placeholder_token
+from memvault.redact.tokens import find_tokens, placeholder_token
 
 SECRET, EMAIL, HOME = 0, 1, 2  # kinds: a secret becomes [REDACTED:<id>], an email [email], a home dir ~
 
@@ -128,8 +128,7 @@ BUILTIN: tuple[Rule, ...] = (
     Rule("age-secret-key", regex(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58,}+"),
           ("age-secret-key-1",)),
     # issue 24: the providers dedicated scanners know; one pass names each token (redact.tokens)
-    Rule("provider-token", lambda text, low: find_prefixed(text), ()),
-    Rule("provider-token", find_structured, ()),  # each span named by its shape: facebook-token, jwt, …
+    Rule("provider-token", find_tokens, ()),  # each span named by its provider: notion-token, facebook-token, …
     Rule("authorization-header", anchored(
         r"(?i)(?<![A-Za-z0-9_])authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?:(?:bearer|basic|token|digest|negotiate|apikey|api-key|ssws|sso-key)[ \t]+)?"

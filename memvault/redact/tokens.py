@@ -145,10 +145,23 @@ def _heads() -> dict[str, list[tuple[str, re.Pattern[str], int, int, str]]]:
     return _HEADS
 
 
+def find_tokens(text: str, low: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, rule id) of every provider token of this module (PREFIXED, then the literal-led shapes).
+    Each is at least 16 printable ASCII characters without a space: a chat turn without such a run (most
+    prose, all Chinese) is done after one C-level search."""
+    if _RUN16.search(text) is None:
+        return
+    yield from find_prefixed(text)
+    yield from find_structured(text, low)
+
+
+_RUN16 = Lazy(r"[!-~]{16}")
+
+
 def find_prefixed(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule id) of every token of the PREFIXED table that is not a placeholder."""
     if _SEP.search(text) is None:
-        return  # most chat turns: no separator glued to a word on both sides
+        return  # no separator glued to a word on both sides
     heads = _heads()
     done = 0
     for m in _SEP.finditer(text):

@@ -1,6 +1,7 @@
 """Redaction benchmark: recall, strict recall, false positives and keep-loss per family on the generated
 tables (the original one, issue 11's extended one and a held-out draw of it), MB/s on chat text, and the time
-for 1 MB pathological lines.   Run: .venv/bin/python bench/redact.py [--quick]
+for 1 MB pathological lines, and issue 24's scanner-breadth table (tests/unit/redact_scanner_cases.py) per form
+and per provider family.   Run: .venv/bin/python bench/redact.py [--quick | --breadth]
 
 - recall: no secret survives whole;  strict recall: no 16-character window of a secret survives (the whole
   secret if shorter);  FP: a secret-free line changed at all;  keep-loss: characters a redaction removed that
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 import redact_cases  # noqa: E402
+import redact_scanner_cases as scanner  # noqa: E402
 
 from memvault.redact.engine import default_rules, redact  # noqa: E402
 
@@ -118,18 +120,77 @@ def report_negatives(title: str, lines) -> None:
         print("    changed:", c)
 
 
+def report_breadth(title: str, cases, show: int = 30) -> float:
+    """Issue 24's table: strict recall overall, per form, per provider family and per value shape."""
+    by_form: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    misses = []
+    for c in cases:
+        out = redact(c.text).text
+        ok = not any(survives(s, out, 16) for s in c.secrets)
+        for key, table in ((c.form, by_form), (c.family, by_family)):
+            table[key][0] += 1
+            table[key][1] += ok
+        if not ok:
+            misses.append(f"{c.table}/{c.form}/{c.kind}: {c.text[:110]!r}")
+    n, hit = len(cases), sum(ok for _, ok in by_form.values())
+    print(f"{title}: {n} secret-bearing texts, strict recall {100 * hit / n:.1f} % ({n - hit} missed)")
+    for label, table in (("form", by_form), ("family", by_family)):
+        worst = sorted(table.items(), key=lambda kv: (kv[1][1] / kv[1][0], kv[0]))
+        print(f"  per {label}: " + ", ".join(f"{k} {100 * b / a:.0f}% ({a})" for k, (a, b) in worst))
+    for m in misses[:show]:
+        print("    missed:", m)
+    return hit / n
+
+
+def report_breadth_negatives(title: str, lines, show: int = 30) -> float:
+    by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    changed = []
+    for group, ln in lines:
+        r = redact(ln)
+        by[group][0] += 1
+        if r.text != ln:
+            by[group][1] += 1
+            changed.append(f"{group}: {ln[:100]!r} -> {[f.rule for f in r.findings]}")
+    n, fp = sum(a for a, _ in by.values()), sum(b for _, b in by.values())
+    print(f"{title}: {n} secret-free texts, false positives {fp} = {100 * fp / n:.2f} %  "
+          + ", ".join(f"{g} {b}/{a}" for g, (a, b) in sorted(by.items())))
+    for c in changed[:show]:
+        print("    changed:", c)
+    return fp / n
+
+
+def main_breadth() -> None:
+    """The scanner-breadth table (issue 24): tuning draw, held-out draw (with the forms nobody listed)."""
+    report_breadth(f"scanner breadth, tuning draw (seed {scanner.SEED})", scanner.breadth_positive_cases())
+    report_breadth(f"scanner breadth, held-out draw (seed {scanner.HELDOUT_SEED}, unlisted forms)",
+                   scanner.breadth_positive_cases(heldout=True))
+    report_breadth_negatives("scanner breadth negatives (placeholders, look-alikes)", scanner.breadth_negative_lines())
+    report_breadth_negatives(f"scanner breadth negatives, held-out draw (seed {scanner.HELDOUT_SEED})",
+                             scanner.breadth_negative_lines(scanner.HELDOUT_SEED))
+
+
 def timed(fn, repeat: int = 3) -> float:
-    times = []
+    """Median wall time; the CPU time of the same runs goes to CPU_TIMES (a shared machine inflates wall time)."""
+    times, cpu = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    CPU_TIMES.append(statistics.median(cpu))
     return statistics.median(times)
+
+
+CPU_TIMES: list[float] = []
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
     default_rules()
+    if "--breadth" in sys.argv:
+        main_breadth()
+        return
     report_positives("original table", redact_cases.positive_cases())
     report_positives("extended table (issue 11)", redact_cases.extended_positive_cases())
     report_positives(f"held-out draw (seed {HELDOUT_SEED}, other value shapes and names)",
@@ -144,6 +205,7 @@ def main() -> None:
     n = sum(s[0] for s in stats.values())
     print(f"both tables: strict recall {100 * sum(s[2] for s in stats.values()) / n:.2f} %  "
           f"keep-loss {100 * lost / total:.2f} %")
+    main_breadth()
     if quick:
         return
 
@@ -152,17 +214,18 @@ def main() -> None:
         mb = len(corpus.encode()) / 1e6
         changed = redact(corpus).text != corpus
         dt = timed(lambda: redact(corpus))
-        print(f"throughput, {label}: {mb:.1f} MB in {dt:.2f} s = {mb / dt:.1f} MB/s"
+        print(f"throughput, {label}: {mb:.1f} MB in {dt:.2f} s = {mb / dt:.1f} MB/s (CPU {mb / CPU_TIMES[-1]:.1f} MB/s)"
               f"{'  (CHANGED: false positive!)' if changed else ''}")
 
     print("pathological 1 MB lines (seconds, median of 3):")
     worst, worst_name = 0.0, ""
-    for name, line in redact_cases.pathological_lines(1 << 20).items():
+    lines = redact_cases.pathological_lines(1 << 20)
+    for name, line in lines.items():
         dt = timed(lambda: redact(line))
         if dt > worst:
             worst, worst_name = dt, name
-        print(f"  {name:<18} {dt:6.3f} s")
-    print(f"  slowest            {worst:6.3f} s  ({worst_name})")
+        print(f"  {name:<18} {dt:6.3f} s  (CPU {CPU_TIMES[-1]:.3f} s)")
+    print(f"  slowest            {worst:6.3f} s  ({worst_name}); slowest in CPU time {max(CPU_TIMES[-len(lines):]):.3f} s")
 
 
 if __name__ == "__main__":

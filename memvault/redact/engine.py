@@ -95,32 +95,37 @@ def redact(text: str, rules: Rules | None = None) -> Redaction:
         protected += [m.span() for m in _DATA_IMAGE.finditer(text)]
         protected.sort()
 
-    secrets: list[tuple[int, int, int]] = []  # start, end, rule index (lower = more specific)
+    secrets: list[tuple[int, int, int, str]] = []  # start, end, rule index (lower = more specific), name
     soft: list[tuple[int, int, int]] = []
     present: dict[str, bool] = {}  # rules share keywords; each costs a scan of the text
     for idx, rule in enumerate(rules._rules):
         if rule.keywords and not any(present[k] if k in present else present.setdefault(k, k in low)
                                      for k in rule.keywords):
             continue
-        for s, e in rule.find(text, low):
-            for ps, pe in _outside(s, e, text, protected):
-                (secrets if rule.kind == SECRET else soft).append((ps, pe, idx))
+        for span in rule.find(text, low):
+            # A finder may name each span (tokens.find_prefixed: one pass, many providers): (start, end, rule id).
+            name = span[2] if len(span) == 3 else rule.id
+            for ps, pe in _outside(span[0], span[1], text, protected):
+                if rule.kind == SECRET:
+                    secrets.append((ps, pe, idx, name))
+                else:
+                    soft.append((ps, pe, idx))
     if not secrets and not soft:
         return Redaction(text, ())
 
     chosen = _merge(secrets)
-    chosen += _fit(soft, chosen)
+    chosen += [(s, e, idx, rules._rules[idx].id) for s, e, idx in _fit(soft, chosen)]
     chosen.sort()
 
     out: list[str] = []
     findings: list[Finding] = []
     pos, line = 0, 1
-    for s, e, idx in chosen:
+    for s, e, idx, name in chosen:
         rule = rules._rules[idx]
         out.append(text[pos:s])
-        out.append(_REPLACEMENT.get(rule.kind) or f"[REDACTED:{rule.id}]")
+        out.append(_REPLACEMENT.get(rule.kind) or f"[REDACTED:{name}]")
         line += text.count("\n", pos, s)
-        findings.append(Finding(rule.id, s, e, line, rule.family))
+        findings.append(Finding(name, s, e, line, rule.family))
         line += text.count("\n", s, e)
         pos = e
     out.append(text[pos:])
@@ -172,24 +177,25 @@ def _worth(s: int, e: int, text: str) -> Iterator[Span]:
         yield s, e
 
 
-def _merge(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Union overlapping secret spans; the merged span keeps the most specific rule."""
+def _merge(spans: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """Union overlapping secret spans; the merged span keeps the most specific rule (and its name)."""
     spans.sort()
-    merged: list[list[int]] = []
-    for s, e, idx in spans:
+    merged: list[list] = []
+    for s, e, idx, name in spans:
         if merged and s < merged[-1][1]:
             last = merged[-1]
             last[1] = max(last[1], e)
-            last[2] = min(last[2], idx)
+            if idx < last[2]:
+                last[2], last[3] = idx, name
         else:
-            merged.append([s, e, idx])
-    return [(s, e, idx) for s, e, idx in merged]
+            merged.append([s, e, idx, name])
+    return [(s, e, idx, name) for s, e, idx, name in merged]
 
 
-def _fit(soft: list[tuple[int, int, int]], taken: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+def _fit(soft: list[tuple[int, int, int]], taken: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int]]:
     """Emails and home directories that overlap no secret and no earlier soft match."""
-    starts = [s for s, _, _ in taken]
-    ends = [e for _, e, _ in taken]
+    starts = [t[0] for t in taken]
+    ends = [t[1] for t in taken]
     out: list[tuple[int, int, int]] = []
     last_end = -1
     for s, e, idx in sorted(soft, key=lambda t: (t[0], t[2])):

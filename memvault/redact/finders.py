@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from memvault.redact.shapes import KEY_IGNORE, PLACEHOLDER, STRONG_KEY, Lazy, has_digit, shaped
+from memvault.redact.tokens import placeholder_token
 
 Span = tuple[int, int]
 Finder = Callable[[str, str], Iterable[Span]]  # (text, lowered text) -> spans
@@ -102,9 +103,14 @@ def find_pem(text: str, low: str) -> Iterator[Span]:
             # Trigger: no END line (truncated paste). Why: the key material is still a secret.
             # Outcome: redact the key-shaped body after BEGIN, however long; stop at the first prose.
             end = _PEM_BODY.match(text, body, limit).end()
+        if end_m is not None and not _PEM_CHUNK.search(text, body, end_m.start()):
+            pos = end  # documentation: BEGIN … <your key here> … END holds no key material
+            continue
         yield start, end
         pos = end
 
+
+_PEM_CHUNK = Lazy(r"[A-Za-z0-9+/=]{16}")
 
 # --------------------------------------------------------------------------- GCP service-account JSON
 
@@ -159,6 +165,13 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
         return None
     if m["bare"] is not None:
         group, val = "bare", m["bare"]
+        if m.start() > 0 and text[m.start() - 1] in "?&" and "&" in val:
+            # a query string: ?app_secret=REPLACE_ME&page=2 -- the value ends at the next parameter
+            val = val[:val.index("&")]
+            if PLACEHOLDER.match(val) or placeholder_token(val) or not val:
+                return None
+            s = m.start("bare")
+            return (s, s + len(val)) if STRONG_KEY.search(m["key"]) or shaped(val) else None
         if m["sep"] == ":":
             # A bare value after ':' must end the line (YAML); "Password: at least 8 chars" is prose.
             eol = text.find("\n", m.end(), m.end() + 200)
@@ -181,7 +194,7 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
         return None
     if not STRONG_KEY.search(m["key"]) and not shaped(val):
         return None  # token / api key / *_KEY: the value must look machine-made, not like a word or a number
-    return m.span(group)
+    return None if placeholder_token(val) else m.span(group)
 
 
 

@@ -10,6 +10,7 @@ import re
 
 from memvault.redact.finders import CODE_VALUE, Span
 from memvault.redact.shapes import PLACEHOLDER, Lazy, has_digit
+from memvault.redact.tokens import placeholder_token
 
 PROSE_EN = (
     r"(?i)(?<![A-Za-z0-9_-])(?:password|passphrase|passcode|pin code|pin|api key|secret key|access key|token"
@@ -42,6 +43,10 @@ _ZH_MID_STOP = Lazy(r"长度|数量|个数|上限|大小|有效期|位数|格式
 def _prose_value(text: str, m: re.Match[str]) -> Span | None:
     s, e = m.span("val")
     val = m["val"]
+    if val.endswith(("...", "…")) or placeholder_token(val):
+        return None  # eyJhbGciOi..., AKIA…EXAMPLE: documentation
+    if s > 0 and text[m.start() - 1:m.start()] == ":" or text[e:e + 4].lstrip(" \t").startswith("="):
+        return None  # arn:…:secret:prod/db names a secret; `PASSPHRASE: &str =` is a type
     lead = 1 if val[:1] in "\"'“‘`「『" else 0
     trail = 0
     while trail < len(val) - lead and val[len(val) - 1 - trail] in _PROSE_TRAIL:

@@ -35,10 +35,12 @@ from typing import NamedTuple
 from memvault.redact.finders import (ASSIGN, KEY_CHARS, Finder, anchored, assignment_value, find_discord,
                                      find_email, find_gcp_sa, find_home_unix, find_home_win, find_pem,
                                      find_telegram, regex, url_password)
+from memvault.redact.keyed import ANCHORS, find_k8s_secret, find_keyed
 from memvault.redact.prose import PROSE_EN, PROSE_ZH, prose_en, prose_zh
 from memvault.redact.shapes import (CALL_ANCHORS, PLACEHOLDER, SERVER_WORDS, find_client_args,
                                     find_command_line, find_config_xml, find_generic_flag, find_server_config,
                                     find_user_slash_password, has_digit)
+from memvault.redact.tokens import find_tokens, placeholder_token
 
 SECRET, EMAIL, HOME = 0, 1, 2  # kinds: a secret becomes [REDACTED:<id>], an email [email], a home dir ~
 
@@ -81,7 +83,7 @@ BUILTIN: tuple[Rule, ...] = (
     Rule("aws-secret-access-key", anchored(
         r"(?i:aws[_ .-]?secret[_ .-]?(?:access[_ .-]?)?key|secret[_ -]?access[_ -]?key)"
         r"[\"'\]]?[ \t]*(?:=>|:=|[:=：]|is|是|为)[ \t]*[\"'“「]?(?P<s>[A-Za-z0-9/+]{30,}+={0,2})", ("aws", "secret"),
-        check=lambda text, m: m.span("s")), ("secret",)),
+        check=lambda text, m: None if placeholder_token(m["s"]) else m.span("s")), ("secret",)),
     Rule("github-fine-grained-pat", regex(_tok("github_pat_", r"[A-Za-z0-9_]{50,}+")), ("github_pat_",)),
     Rule("github-pat", regex(_tok("ghp_", r"[A-Za-z0-9]{30,}+")), ("ghp_",)),
     Rule("github-oauth", regex(_tok("gho_", r"[A-Za-z0-9]{30,}+")), ("gho_",)),
@@ -125,6 +127,8 @@ BUILTIN: tuple[Rule, ...] = (
     Rule("linear-api-key", regex(_tok("lin_api_", r"[A-Za-z0-9]{40,}+")), ("lin_api_",)),
     Rule("age-secret-key", regex(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58,}+"),
           ("age-secret-key-1",)),
+    # issue 24: the providers dedicated scanners know; one pass names each token (redact.tokens)
+    Rule("provider-token", find_tokens, ()),  # each span named by its provider: notion-token, facebook-token, …
     Rule("authorization-header", anchored(
         r"(?i)(?<![A-Za-z0-9_])authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?:(?:bearer|basic|token|digest|negotiate|apikey|api-key|ssws|sso-key)[ \t]+)?"
@@ -141,6 +145,8 @@ BUILTIN: tuple[Rule, ...] = (
     Rule("password-assignment", anchored(
         ASSIGN, ("pass", "pwd", "secret", "token", "key", "credential"), back=KEY_CHARS, check=assignment_value),
         ("pass", "pwd", "secret", "token", "key", "credential")),
+    Rule("assigned-secret", find_keyed, ANCHORS),
+    Rule("kubernetes-secret", find_k8s_secret, ("secret",)),
     Rule("config-secret", find_config_xml, ("</", "<add")),
     Rule("config-secret", find_server_config, SERVER_WORDS),
     Rule("command-line-secret", find_command_line, (" -",)),
@@ -163,7 +169,16 @@ FAMILIES = {
     "gcp-service-account": "private-key", "private-key": "private-key",
     "authorization-header": "http-auth", "bearer-token": "http-auth", "url-credentials": "url-credentials",
     "password-assignment": "config", "config-secret": "config", "aws-secret-access-key": "config",
+    "assigned-secret": "config", "kubernetes-secret": "config",
     "azure-storage-key": "config", "command-line-secret": "command-line", "client-args-secret": "client-args",
     "password-prose": "prose", "email": "personal-data", "home-dir": "personal-data",
 }
+
+
+def _no_placeholders(find: Finder) -> Finder:
+    """Provider tokens in documentation shape (ghp_xxxx…, glrt-0000…, sk-ant-…YOUR_API_KEY) are left alone."""
+    return lambda text, low: (sp for sp in find(text, low) if not placeholder_token(text[sp[0]:sp[1]]))
+
+
 BUILTIN = tuple(r._replace(family=FAMILIES.get(r.id, "provider-token")) for r in BUILTIN)
+BUILTIN = tuple(r._replace(find=_no_placeholders(r.find)) if r.family == "provider-token" else r for r in BUILTIN)

@@ -18,16 +18,20 @@ Span = tuple[int, int]
 class Lazy:
     """A regex compiled on first use: `memvault search` imports this module and most shapes never run there."""
 
-    __slots__ = ("_args", "_rx")
+    __slots__ = ("_args", "_rx", "match", "search", "finditer", "fullmatch")  # the methods: set on first use
 
     def __init__(self, pattern: str, flags: int = 0):
         self._args, self._rx = (pattern, flags), None
 
     def __getattr__(self, name: str):
+        # Reached only while a slot is unset: compile, then bind the common methods so that later calls
+        # skip this function (a 1 MB line can call them hundreds of thousands of times).
         rx = object.__getattribute__(self, "_rx")
         if rx is None:
             rx = re.compile(*object.__getattribute__(self, "_args"))
             object.__setattr__(self, "_rx", rx)
+            for method in ("match", "search", "finditer", "fullmatch"):
+                object.__setattr__(self, method, getattr(rx, method))
         return getattr(rx, name)
 
 
@@ -52,14 +56,17 @@ KEY_IGNORE = Lazy(
     r"|(?<![a-z])(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
     r"|(?:secret|password|passwd|pass|key|token|credentials?)[_.-]?(?:name|ref|id|arn|path|file|length|len"
     r"|size|policy|min|max|hint|label|field|prompt|strength|rules?|type|env|var|manager|store|provider"
-    r"|required|reset|changed|expir|ttl|hash|digest|salt|prefix)"
+    r"|required|reset|changed|expir|ttl|hash|digest|salt|prefix|placeholder|message|msg|text|title|description"
+    r"|error|help|tooltip|caption)"
+    r"|(?:idempotency|cache|sort|partition|primary|foreign|public|publishable|routing|dedupe?|lookup|object"
+    r"|hash|range|row)[_.-]?key"
     r"|keyword|^credentials?[_.-]?(?:helper|source|process)"
 )
 # Values that stand for a secret in documentation: empty, types, template variables, "your-key-here", xxxx.
 PLACEHOLDER = Lazy(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional"
     r"|secret|password|passwd|pass|pwd|token|redacted|changeme|change[-_]me|required|example|guest|foobared"
-    r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
+    r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\{.*\}|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
     r"|os\.environ.*|process\.env.*|getenv.*|env\(.*"
     r"|your[-_ ].*|.*[-_]here|.*(?:xxxx|\.\.\.|\*\*\*).*"
     r"|(?-i:[A-Z]+(?:_[A-Z]+)++|[A-Z]{2,}+))$"  # YOUR_API_KEY, PASSWORD (a digit makes it a value)

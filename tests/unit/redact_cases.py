@@ -580,6 +580,15 @@ def pathological_lines(size: int = 1 << 20, seed: int = SEED) -> dict[str, str]:
     lines["<add key run"] = '<add key="Password" value="' * (size // 27)
     lines["密码 run"] = "密码 a1" * (size // 5)
     lines["users run"] = "c:\\users\\" * (size // 9)
+    # issue 24 shapes: provider heads, Azure secrets, base64 JWTs, Kubernetes Secrets, keyed values in any syntax
+    lines["ntn_ run"] = "ntn_" * (size // 4)
+    lines["head_sep run"] = "a_b-" * (size // 4)
+    lines["Q~ run"] = "1Q~" * (size // 3)
+    lines["ZXlK run"] = "ZXlK" * (size // 4)
+    lines["k8s data run"] = "kind: Secret\ndata:\n" + "  k: YWJj\n" * (size // 10)
+    lines["api_key=\" run"] = 'api_key="' * (size // 9)
+    lines["<apiKey> run"] = "<apiKey>\n" * (size // 9)
+    lines["x.token .= run"] = "x.token .= " * (size // 11)
     return lines
 
 

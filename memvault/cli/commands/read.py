@@ -220,21 +220,30 @@ def _check_date(option: str, value: str) -> None:
 @app.command()
 @guard
 def context(
-    query: Annotated[list[str], typer.Argument(help="What the prompt is about (English and/or Chinese).")],
+    query: Annotated[Optional[list[str]], typer.Argument(help="What the prompt is about (English and/or "
+                                                       "Chinese); none gives the project's session brief.")] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Most tokens in the pack (default "
                                                   "context.budget_tokens).")] = None,
     project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project's cards, plus "
-                                                   "personal ones (no project).")] = None,
+                                                   "personal ones (no project). Without a question and without "
+                                                   "--project: the project of the working folder.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the pack and its cards as JSON.")] = False,
 ) -> None:
     """A token-budgeted memory pack for an LLM prompt: pinned cards, then cards recalled for the query,
-    bucketed by kind and fenced as reference data. Exit 1 when the vault has nothing to put in.
+    bucketed by kind and fenced as reference data. With no question, the session-start brief of a project:
+    its synopsis, rules and preferences, open threads and newest decisions. Exit 1 when there is nothing.
 
     Example: memvault context "set up the deploy pipeline" --project shop --budget 1500 | pbcopy
     """
-    from memvault.views.context import build_context
+    vault = open_vault()
+    if query and " ".join(query).strip():
+        from memvault.views.context import build_context
 
-    result = build_context(open_vault(), " ".join(query), budget=budget, project=project)
+        result = build_context(vault, " ".join(query), budget=budget, project=project)
+    else:
+        from memvault.views.brief import build_brief, project_for
+
+        result = build_brief(vault, project or project_for(vault, os.getcwd()), budget=budget)
     if as_json:
         print_json(result.to_json())
     else:

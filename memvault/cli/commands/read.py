@@ -57,13 +57,15 @@ def search(
 @app.command()
 @guard
 def show(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
+    ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, turn id (ep-…), or entity slug / name / "
+                                         "alias.")],
     no_sources: Annotated[bool, typer.Option("--no-sources", help="Only list the source turns' ids, "
                                              "not their text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in docs/browse.md).")] = False,
 ) -> None:
     """Show a card or an entity in full: the redacted text of the turns a card came from (cut at 300
-    characters a side), and its supersede chain (exit 1 if unknown).
+    characters a side), and its supersede chain; or one turn (an ep-… id from search --episodes) in full,
+    with the cards made from it (exit 1 if unknown).
 
     Example: memvault show c-20261102-7f3a --no-sources
     """
@@ -74,6 +76,10 @@ def show(
                                   with_sources=not no_sources))
     if as_json:
         print_json(data)
+        return
+    if data["type"] == "episode":
+        for line in _episode_lines(data):
+            typer.echo(line)
         return
     if data["type"] == "card":
         typer.echo(f"{data['id']}  [{data['kind']}] {data['title']}")
@@ -107,6 +113,25 @@ def show(
             typer.echo(data["prose"])
         for c in data["cards"]:
             typer.echo(f"  {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})")
+
+
+def _episode_lines(data: dict[str, Any]) -> list[str]:
+    """A turn: where and when it was said, then each side in full (control characters dropped), then the cards
+    that came from it."""
+    def clean_text(text: str) -> str:
+        return "".join(ch if ch.isprintable() or ch == "\n" else " " for ch in text)
+
+    where = f"{data['project']}/{data['session']} turn {data['turn']}" if data["at"] else ""
+    mark = "" if data["status"] == "live" else f"(revoked: {data['revoked_reason']})"
+    lines = ["  ".join(x for x in (data["id"], data["at"] or "", where, mark) if x)]
+    if data["user"] is not None:
+        for role in ("user", "assistant"):
+            label = speaker_label((data.get("speakers") or {}).get(role))
+            lines += ["", f"{role}{f' {label}' if label else ''}:", clean_text(data[role])]
+    if data["cards"]:
+        lines += ["", "cards from this turn:"]
+        lines += [f"  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})" for c in data["cards"]]
+    return lines
 
 
 def _source_lines(items: list[dict[str, Any]]) -> list[str]:

@@ -128,7 +128,8 @@ class Hygiene:
 def path_excluded(path: str, patterns: Iterable[str]) -> bool:
     """`path` is one of the folders (globs) or below one of them."""
     path = _folder(path)
-    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.rstrip("/") + "/*") for p in patterns)
+    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p.rstrip("/") + "/*")
+               for p in map(_folder, patterns))
 
 
 def _folder(path: str) -> str:

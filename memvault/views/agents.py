@@ -1,12 +1,13 @@
 """`memvault setup AGENT`: the MCP entry and hooks that bring memory to an agent by itself, written into the
 agent's own settings files in the shapes the agents document, idempotently, keeping every other setting.
 
-| agent | MCP entry | hooks (capture at Stop and PreCompact, brief at SessionStart) |
-|---|---|---|
-| claude-code | `~/.claude.json` `mcpServers.memvault` (project: `.mcp.json`) | `~/.claude/settings.json` `hooks` (project: `.claude/settings.json`) |
-| codex | `~/.codex/config.toml` `[mcp_servers.memvault]` (project: `.codex/config.toml`) | `~/.codex/hooks.json` (project: `.codex/hooks.json`) |
-| cursor | `~/.cursor/mcp.json` `mcpServers.memvault` (project: `.cursor/mcp.json`) | none (its logs are no capture format) |
-| gemini | `~/.gemini/settings.json` `mcpServers.memvault` (project: `.gemini/settings.json`) | none (the same) |
+- claude-code: MCP entry `mcpServers.memvault` in `~/.claude.json` (project: `.mcp.json`); hooks in
+  `~/.claude/settings.json` (project: `.claude/settings.json`).
+- codex: `[mcp_servers.memvault]` in `~/.codex/config.toml` (project: `.codex/config.toml`); hooks in
+  `~/.codex/hooks.json` (project: `.codex/hooks.json`).
+- cursor: `mcpServers.memvault` in `~/.cursor/mcp.json` (project: `.cursor/mcp.json`); no hooks (its logs are
+  no capture format).
+- gemini: `mcpServers.memvault` in `~/.gemini/settings.json` (project: `.gemini/settings.json`); no hooks.
 
 `CLAUDE_CONFIG_DIR` and `CODEX_HOME` move the user files as they move them for the agents. Every command names
 the python that runs memvault and the vault by absolute paths (as argv lists, or quoted with shlex for a hook's

@@ -285,13 +285,27 @@ def test_the_written_hooks_and_server_really_run(run, spaced, agent, log, tmp_pa
     assert nothing.returncode == 0  # no project cards: the personal ones, or nothing at all
     broken = _run_hook(command["Stop"], {"transcript_path": 5}, home)
     assert broken.returncode == 0 and broken.stdout == ""
-    # The MCP entry starts a server that answers.
+    # The MCP entry starts a server that the official SDK client talks to.
     entry = _mcp_entry(home, agent)
-    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                        "params": {"name": "context", "arguments": {"project": project}}}) + "\n"
-    served = subprocess.run([entry["command"], *entry["args"]], input=hello, capture_output=True, text=True,
-                            env={**os.environ}, timeout=120)
-    assert "Run the tests with -x" in json.loads(served.stdout)["result"]["structuredContent"]["pack"]
+    assert "Run the tests with -x" in _sdk_context(entry["command"], entry["args"], project)
+
+
+def _sdk_context(command: str, args: list[str], project: str) -> str:
+    import anyio
+
+    async def main():
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    res = await session.call_tool("context", {"project": project})
+                    return res.structured_content["pack"]
+
+    return anyio.run(main)
 
 
 def test_a_hook_never_fails_the_agent(run, tmp_path):

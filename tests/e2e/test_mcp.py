@@ -296,10 +296,14 @@ def test_streamable_http(shop):
                     await s.initialize()
                     return ({t.name for t in (await s.list_tools()).tools},
                             await s.call_tool("search", {"query": "postgres"}),
-                            await s.call_tool("show", {"id": "../../etc/passwd"}))
+                            await s.call_tool("show", {"id": "../../etc/passwd"}),
+                            await s.get_prompt("recall", {"task": "postgres for the shop"}),
+                            (await s.list_resources()).resources)
 
-        names, found, bad = anyio.run(main)
+        names, found, bad, brief, resources = anyio.run(main)
         assert names == ALL_TOOLS
+        assert "We use Postgres for the shop" in brief.messages[0].content.text  # the same Dispatcher as stdio
+        assert f"memvault://card/{ids['pg']}" in {str(r.uri) for r in resources}
         assert unmark(found.structured_content) == cli_json(vault, "search", "postgres")
         assert key not in text_of(found) and bad.is_error
         assert proc.poll() is None

@@ -223,6 +223,32 @@ def test_hits_say_when_it_was_said_and_an_episode_hit_can_be_shown(vault):
     cli(path, "show", "ep-20250115T090000Z-ffffff", code=1)
 
 
+def test_what_a_person_kept_private_never_reaches_a_client(tmp_path):
+    path = tmp_path / "v"
+    shutil.copytree(ROOT / "vault-template", path)
+    cli(path, "capture", "--format", "jsonl", "--project", "shop", stdin=chat(
+        ("2025-02-01T09:00:00Z", "The staging password hint is <private>the cat's birthday 1987</private>, "
+                                 "and staging runs on k3s.", "Noted: staging runs on k3s."),
+        ("2025-02-01T09:05:00Z", "memvault:off", "Capture is off."),
+        ("2025-02-01T09:06:00Z", "My blood pressure readings were high this week.", "Please see a doctor."),
+        ("2025-02-01T09:07:00Z", "memvault:on", "Back on."),
+        ("2025-02-01T09:08:00Z", "我们的发布窗口是周二 <private>密码是猫的生日", "好的，周二发布。")))
+
+    async def body(s):
+        return {q: await s.call_tool("search", {"query": q, "episodes": True})
+                for q in ("cat birthday 1987", "blood pressure doctor", "猫的生日", "staging k3s", "发布窗口")}
+
+    got = over_stdio(path, body)
+    for q in ("cat birthday 1987", "blood pressure doctor", "猫的生日"):
+        hits = got[q].structured_content["hits"]
+        assert not any(w in json.dumps(hits, ensure_ascii=False) for w in ("1987", "blood", "猫的生日")), q
+    staging = unmark(got["staging k3s"].structured_content)["hits"]
+    assert staging and "[private]" in staging[0]["title"] + staging[0]["snippet"] and "1987" not in str(staging)
+    assert unmark(got["发布窗口"].structured_content)["hits"]
+    stored = "".join(p.read_text() for p in (path / "episodes").rglob("*.jsonl"))
+    assert "1987" not in stored and "blood pressure" not in stored and "猫的生日" not in stored
+
+
 # ---------------------------------------------------------------------------------------------- arguments
 
 

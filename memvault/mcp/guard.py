@@ -23,7 +23,10 @@ from typing import Any
 from memvault.errors import MemvaultError, UsageError
 from memvault.redact import engine as redact
 from memvault.vault.codec import SAFE_ID
-from memvault.views.context import FENCE_PREFIX
+
+# The fence of memvault.views.context (FENCE_PREFIX there; tests/unit/test_mcp_guard.py keeps the two equal),
+# written out here: importing the context module pulls in search and its index (~40 % of the server's start-up).
+FENCE_PREFIX = "<<<MEMVAULT-MEMORY-"
 
 # Most characters of an argument: generous for real use, small enough that a 1 MB string is refused at once.
 LIMITS = {"query": 2000, "ident": 200, "title": 300, "body": 20000, "name": 200, "reason": 500}

@@ -476,3 +476,28 @@ def test_protocol_edges_over_the_pipes(vault):
     assert by_id[9]["error"]["code"] == -32600
     assert by_id[10]["result"]["isError"] is True
     assert SECRETISH not in done.stdout
+
+
+def test_the_fast_path_and_the_typer_command_serve_the_same(vault):
+    """`memvault mcp` is served without Typer (memvault.cli.fast.try_mcp); `--debug mcp` takes the Typer command.
+    Both answer the same; a missing vault is the same message and exit code."""
+    path, _ids = vault
+    stdin = "".join(json.dumps(m) + "\n" for m in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "timeline", "arguments": {}}}))
+    outs = []
+    for head in ([], ["--debug"]):
+        done = subprocess.run([sys.executable, "-m", "memvault", *head, "--vault", str(path), "mcp", "--read-only",
+                               "-p", "shop"], input=stdin, capture_output=True, text=True, env=env_for(), cwd=ROOT,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        outs.append([json.loads(line) for line in done.stdout.splitlines()])
+    assert outs[0] == outs[1] and len(outs[0]) == 3
+    assert {t["name"] for t in outs[0][1]["result"]["tools"]} == {"search", "show", "timeline", "graph", "context",
+                                                                   "stats"}
+    missing = [subprocess.run([sys.executable, "-m", "memvault", *head, "--vault", str(path / "nope"), "mcp"],
+                              input="", capture_output=True, text=True, env=env_for(), timeout=60)
+               for head in ([], ["--debug"])]
+    assert missing[0].returncode == missing[1].returncode == 3
+    assert missing[0].stderr == missing[1].stderr and "no vault at" in missing[0].stderr

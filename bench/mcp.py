@@ -1,4 +1,10 @@
-"""MCP search over one session: `python bench/mcp.py [--cards 10000] [--calls 200] [--warmup 20]`.
+"""MCP start-up and search over one session: `python bench/mcp.py [--cards 10000] [--calls 200] [--warmup 20]
+[--starts 10] [--startup-only]`.
+
+Start-up (issue 23, goal <= 0.5 s to the first answer): `memvault mcp` started --starts times as a real process on
+the same vault (its search index already built), driven over its pipes by a plain JSON-RPC client (no SDK in this
+process's way): the median wall time from the spawn to the answer of `initialize`, of `tools/list`, and of a first
+`search` call, and the server's CPU time (user + system, from /proc) when that search is answered.
 
 Builds a generated vault (bench/search.py's make_vault: ~490-byte cards, half Chinese), starts `memvault mcp` as
 a real subprocess over stdio, and drives it with the SDK's own client (ClientSession): a few warm-up calls (the
@@ -94,6 +100,42 @@ async def run(vault: Path, calls: int, warmup: int) -> dict:
             "hits": hits, "service_p50": service_p50(vault, calls)}
 
 
+def startup(vault: Path, starts: int) -> dict:
+    """Median wall seconds from the spawn to each first answer, and the server's CPU seconds at the end."""
+    import json
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    calls = [("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "bench", "version": "1"}}),
+             ("tools/list", {}), ("tools/call", {"name": "search", "arguments": {"query": QUERIES[0]}})]
+    runs: list[list[float]] = []
+    for _ in range(starts):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(vault), "mcp", "--read-only"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        marks = []
+        for i, (method, params) in enumerate(calls, 1):
+            proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+                              + "\n").encode())
+            proc.stdin.flush()
+            reply = json.loads(proc.stdout.readline())
+            assert reply.get("id") == i and "result" in reply, reply
+            marks.append(time.perf_counter() - t0)
+            if i == 1:
+                stat = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                first_cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+            if i == 1:
+                proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        stat = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        marks += [first_cpu, (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")]
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        runs.append(marks)
+    return {key: statistics.median(r[i] for r in runs)
+            for i, key in enumerate(("initialize", "tools_list", "first_search", "cpu_initialize", "cpu"))}
+
+
 def service_p50(vault: Path, calls: int) -> tuple[float, float]:
     """The same calls in this process, straight to memvault.mcp.tools.search (the service, guard and
     rendering without the SDK and the pipe): p50 wall and CPU ms. The rest of a round trip is the protocol's."""
@@ -115,10 +157,23 @@ def main() -> int:
     ap.add_argument("--cards", type=int, default=10_000)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--starts", type=int, default=10)
+    ap.add_argument("--startup-only", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
         make_vault(vault, args.cards)
+        from memvault.mcp import tools
+
+        tools.search(tools.Ctx(vault, {}), QUERIES[0])  # builds the index: start-up is measured without it
+        s = startup(vault, args.starts)
+        print(f"start-up, median of {args.starts} starts ({args.cards} cards, index built): initialize answered "
+              f"{s['initialize']:.2f} s, tools/list {s['tools_list']:.2f} s, first search {s['first_search']:.2f} s "
+              f"after the spawn; server CPU {s['cpu_initialize']:.2f} s at the first answer, {s['cpu']:.2f} s at the "
+              f"first search  (goal: first answer <= 0.5 s); load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        if args.startup_only:
+            return 0 if s["tools_list"] <= 0.5 else 1
         r = anyio.run(run, vault, args.calls, args.warmup)
     growth = (r["rss_end"] - r["rss_warm"]) / r["rss_warm"] * 100 if r["rss_warm"] else float("nan")
     print(f"{args.cards} cards, {args.calls} sequential search calls over one stdio session "

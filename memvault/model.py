@@ -34,6 +34,7 @@ class Message:
     harness: bool = False
     start: bool = False  # the input holds the conversation's first message (not a cut): set on that message
     speaker: str | None = None  # the name the log gives whoever said it (a character, a participant), if any
+    cwd: str | None = None  # the working folder the log names (agents' logs), for capture.exclude paths
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from memvault.redact import engine as redact
 from memvault.errors import InputError
 from memvault.model import Episode, InputProblem, Message, Revoke
 from memvault.capture import align
+from memvault.capture import hygiene
+from memvault.capture.hygiene import Hygiene
 from memvault.vault.store import EpisodeIndex, Vault, append_lines, user_digest
 
 SNIFF_BYTES = 64 * 1024
@@ -35,6 +37,8 @@ class CaptureResult:
     formats: dict[str, str] = field(default_factory=dict)  # input name -> format used
     redactions: Counter = field(default_factory=Counter)  # rule -> count
     episode_ids: list[str] = field(default_factory=list)
+    private: Counter = field(default_factory=Counter)  # "spans" / "unclosed" -> count, in stored turns
+
 
     def to_json(self) -> dict:
         return {
@@ -42,6 +46,7 @@ class CaptureResult:
             "skipped_by_reason": dict(sorted(self.skipped.items())), "revoked": self.revoked,
             "problems": self.problems, "formats": self.formats,
             "redactions": dict(sorted(self.redactions.items())), "episodes": self.episode_ids,
+            "private": dict(sorted(self.private.items())),
         }
 
 
@@ -59,49 +64,11 @@ class _Turn:
     start: bool = False  # the input begins at the conversation's first message
     anonymous: bool = False  # no session id in the input: the session was derived from its opening
     speakers: dict[str, list[str]] = field(default_factory=dict)  # role -> names, in order of speaking
+    private: Counter = field(default_factory=Counter)  # private spans dropped from its messages
 
     def heard(self, role: str, speaker: str | None) -> None:
         if speaker and speaker not in (names := self.speakers.setdefault(role, [])):
             names.append(speaker)
-
-
-@dataclass(frozen=True)
-class Hygiene:
-    """The capture settings of memvault.yaml, compiled once."""
-
-    strip: re.Pattern | None
-    skip: tuple[re.Pattern, ...]
-    min_chars: int
-    max_chars: int
-    sidechains: bool
-    max_line_bytes: int
-    rules: redact.Rules
-
-    @classmethod
-    def from_config(cls, cfg: dict, deny: Iterable[str]) -> "Hygiene":
-        tags = [re.escape(t) for t in cfg.get("strip_tags") or []]
-        strip = re.compile(rf"<({'|'.join(tags)})\b[^>]*>.*?</\1\s*>", re.S | re.I) if tags else None
-        return cls(
-            strip=strip, skip=tuple(re.compile(p) for p in cfg.get("skip_patterns") or []),
-            min_chars=int(cfg.get("min_chars", 0)), max_chars=int(cfg.get("max_chars", 0)),
-            sidechains=bool(cfg.get("sidechains", False)),
-            max_line_bytes=int(cfg.get("max_line_bytes", 8 * 1024 * 1024)),
-            rules=redact.compile_rules(list(deny)),
-        )
-
-    def clean(self, text: str) -> str:
-        if self.strip is not None and "<" in text:
-            text = self.strip.sub("", text)
-        return text.strip()
-
-    def is_injection(self, text: str) -> bool:
-        return any(p.search(text) for p in self.skip)
-
-    def cap(self, text: str) -> str:
-        if self.max_chars and len(text) > self.max_chars:
-            cut = len(text) - self.max_chars
-            return f"{text[: self.max_chars]}\n…[memvault: cut {cut} chars]"
-        return text
 
 
 def capture(
@@ -122,7 +89,8 @@ def capture(
     for name, stream in inputs:
         used, messages = _open_messages(stream, fmt, name, hyg)
         result.formats[name] = used
-        turns.extend(_group_turns(messages, hyg, used, project, session, result, on_problem))
+        turns.extend(_group_turns(messages, hyg, used, project, session, result, on_problem,
+                                  (name, vault.config.default_project)))
     if not turns:
         return result
     host = socket.gethostname()
@@ -185,9 +153,14 @@ class _Prefixed(io.RawIOBase):
         return n
 
 
-def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: CaptureResult, on_problem):
+def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: CaptureResult, on_problem,
+                 where: tuple[str, str]):
     """Messages -> turns: a user message opens a turn; the assistant's messages until the next user message
-    join it. Harness injections, system messages and tool traffic never open a turn."""
+    join it. Harness injections, system messages and tool traffic never open a turn. A turn of a session that
+    is switched off (memvault:off) or excluded (capture.exclude) opens as a dropped turn, which its answer
+    joins and which is never stored. `where`: the input's name and the vault's default project."""
+    name, default_project = where
+    off: set[str] = set()
     by_session: dict[str, list[_Turn]] = {}
     counters: dict[str, int] = {}
     current: dict[str, _Turn] = {}
@@ -204,12 +177,25 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
         key = session or msg.session or "\0anon"
         cur = current.get(key)
         starts.setdefault(key, msg.start)
-        text = hyg.clean(msg.text)
+        cleaned = hyg.cleaned(msg.text)
+        text = cleaned.text
+        if cleaned.unclosed and on_problem and msg.role in ("user", "assistant") and not msg.harness:
+            on_problem(f"{name}: a <private> tag is not closed (message {msg.ref}): the rest of that message "
+                       "was not stored")
         if msg.role == "user" and not msg.harness and text and not hyg.is_injection(text):
+            switch = _switch(text, key, off)
+            if switch or key in off or hyg.excluded(project or msg.project or default_project, msg.cwd, name):
+                # Trigger: memvault:off/on, a switched-off session, or capture.exclude. Outcome: a turn that is
+                # never stored, so the answer that follows is dropped with it (never joined to an older turn).
+                result.skipped["excluded" if switch is None and key not in off else "opted-out"] += 1
+                counters[key] = counters.get(key, 0) + 1  # kept turns keep their places whatever is dropped
+                current[key] = _Turn(session=key, project=None, user=[""], assistant=["-"])
+                continue
             if cur is not None and not cur.assistant and cur.user:
                 cur.user.append(text)  # two user messages in a row are one turn
                 cur.refs.append(msg.ref)
                 cur.heard("user", msg.speaker)
+                cur.private.update(spans=cleaned.private, unclosed=cleaned.unclosed)
                 continue
             counters[key] = counters.get(key, 0) + 1
             cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
@@ -217,6 +203,7 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             cur.user.append(text)
             cur.refs.append(msg.ref)
             cur.heard("user", msg.speaker)
+            cur.private.update(spans=cleaned.private, unclosed=cleaned.unclosed)
             current[key] = cur
             (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
         elif msg.role == "user":
@@ -235,6 +222,7 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             if text:
                 cur.assistant.append(text)
                 cur.heard("assistant", msg.speaker)
+                cur.private.update(spans=cleaned.private, unclosed=cleaned.unclosed)
             cur.refs.append(msg.ref)
             cur.tools += msg.tools
             cur.at = cur.at or msg.ts
@@ -257,6 +245,16 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
     return [t for turns in by_session.values() for t in turns]
 
 
+def _switch(text: str, key: str, off: set[str]) -> str | None:
+    """memvault:off / memvault:on in a person's message: switch the session, and say which (else None)."""
+    switch = hygiene.switch_in(text)
+    if switch == "off":
+        off.add(key)
+    elif switch == "on":
+        off.discard(key)
+    return switch
+
+
 @dataclass(frozen=True)
 class _Prepared:
     episode: Episode
@@ -266,6 +264,7 @@ class _Prepared:
     start: bool = False
     anonymous: bool = False
     timed: bool = False  # `at` is the log's own time, not the capture's
+    private: tuple[tuple[str, int], ...] = ()  # ("spans", n), ("unclosed", n): for the audit, never the text
 
 
 def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: str, result: CaptureResult):
@@ -291,7 +290,8 @@ def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: 
         session=t.session, turn=t.number, user=user, assistant=assistant, tools=t.tools, source=source,
         hash=digest, speakers=_speakers(t, hyg, findings),
     )
-    return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous, t.at is not None)
+    private = tuple(sorted((k, v) for k, v in t.private.items() if v))
+    return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous, t.at is not None, private)
 
 
 def _speakers(t: _Turn, hyg: Hygiene, findings: dict[str, int]) -> dict[str, list[str]]:
@@ -371,8 +371,12 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
             seen_now.add(ep.id)
             new.append(ep)
             result.redactions.update(p.findings)
-            if p.findings:
-                audits.append({"at": stamp, "episode": ep.id, "rules": dict(sorted(p.findings.items()))})
+            result.private.update(dict(p.private))
+            if p.findings or p.private:
+                audit = {"at": stamp, "episode": ep.id, "rules": dict(sorted(p.findings.items()))}
+                if p.private:
+                    audit["private"] = dict(p.private)  # how many spans were dropped, never what they said
+                audits.append(audit)
     return new, revokes, audits
 
 

@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("upkeep", "Write a portable JSON bundle of cards and entities."),
     "import": ("upkeep", "Add the cards and entity pages of a bundle."),
     "mcp": ("agent", "Serve the vault to agents over MCP (stdio or --http PORT)."),
+    "setup": ("agents", "Connect an agent: its MCP entry, capture hooks, session brief."),
+    "hook": ("agents", "Run by agents' hooks: capture at stop, brief at start."),
     "embed-server": ("embedserver", "Serve the bundled local embedding model (memvault[embed])."),
 }
 EPILOG = "Every command also takes -V, --vault DIR (the vault folder), before or after its name."

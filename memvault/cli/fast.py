@@ -1,4 +1,5 @@
-"""`memvault search` without Typer: the start-up path for the command people run most.
+"""`memvault search` without Typer: the start-up path for the command people run most; and `memvault mcp` over
+stdio, the command agents launch at every session start (`try_mcp`).
 
 Typer 0.29 builds pydantic adapters for every parameter, which costs ~100 ms per process before a command runs;
 a whole search must take well under 100 ms. `main` therefore handles exactly the `search` command line it fully
@@ -167,3 +168,58 @@ def try_search(argv: list[str]) -> int | None:
     except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
         sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
         return 70
+
+
+def parse_mcp(argv: list[str]) -> dict[str, Any] | None:
+    """The options of a plain stdio `mcp` call (global --vault/-V before or after `mcp`, --read-only,
+    --project/-p), or None when Typer should handle the command line (--http, --help, anything else)."""
+    out: dict[str, Any] = {"vault": None, "read_only": False, "project": None}
+    seen_mcp = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if arg == "mcp" and not seen_mcp:
+            seen_mcp = True
+        elif name in ("--vault", "-V") or (seen_mcp and name in ("--project", "-p")):
+            if not eq:
+                if i + 1 >= len(argv):
+                    return None
+                i += 1
+                inline = argv[i]
+            out["vault" if name in ("--vault", "-V") else "project"] = inline
+        elif seen_mcp and arg == "--read-only":
+            out["read_only"] = True
+        else:
+            return None
+        i += 1
+    if not seen_mcp or (out["project"] is not None and not out["project"].strip()):
+        return None
+    return out
+
+
+def try_mcp(argv: list[str]) -> int | None:
+    """Serve MCP over stdio if `argv` is a plain stdio `mcp` command line (exit code), else None. What the Typer
+    command does, without Typer's ~100 ms: agents wait for this process at every session start."""
+    opts = parse_mcp(argv)
+    if opts is None:
+        return None
+    from memvault.errors import MemvaultError
+
+    try:
+        from memvault.mcp.protocol import Dispatcher
+        from memvault.mcp.stdio import serve
+        from memvault.mcp.tools import Ctx
+        from memvault.vault.store import Vault
+
+        Vault.open(opts["vault"], os.environ)  # a missing vault fails here, with the CLI's message and exit code
+        serve(Dispatcher(Ctx(opts["vault"], os.environ, opts["project"]), read_only=opts["read_only"]))
+    except MemvaultError as exc:
+        sys.stderr.write(f"memvault: {exc.message}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
+        sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
+        return 70
+    return 0

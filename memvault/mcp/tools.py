@@ -1,6 +1,8 @@
-"""The MCP tools, free of the SDK: each checks its arguments (guard), makes the same service call as the CLI
-command of the same name (memvault/cli/commands/*.py), redacts the result, and returns it twice: `data`, the shape
-the CLI prints with --json, and `text`, a short readable rendering whose memory text is fenced as quoted data.
+"""The MCP reading tools and resources, free of the SDK (the writing tools: memvault.mcp.writes): each checks its
+arguments (guard), makes the same service call as the CLI command of the same name (memvault/cli/commands/*.py),
+redacts the result, and returns it twice: `data`, the shape the CLI prints with --json with every memory text
+field marked as quoted data (guard.mark), and `text`, a short readable rendering fenced as quoted data.
+Parameters carry the MCP argument names (`id`, `all`), which shadow builtins here on purpose.
 
 A `Ctx` holds what every call shares: the vault folder, the environment, the project scope, and the vault's
 settings (read again when memvault.yaml changes).
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from urllib.parse import quote
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -67,29 +70,30 @@ def _stamp(path: Path) -> tuple | None:
 def _reply(ctx: Ctx, data: dict[str, Any], lines: list[str], memory: bool = True) -> Reply:
     rules = ctx.vault().rules
     text = guard.clean_text(rules, "\n".join(lines))
-    return Reply(data, guard.fence(text) if memory else text)
+    return Reply(guard.mark(data), guard.fence(text)) if memory else Reply(data, text)
 
 
 def _in_scope(ctx: Ctx, project: str | None, what: str) -> None:
     if ctx.project is not None and project != ctx.project:
-        raise NoMatch(f"no {what} in project {ctx.project!r}")
+        raise NoMatch(f"no such {what} in project {ctx.project!r}")
 
 
 # ------------------------------------------------------------------ reading
 
 
-def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: bool = False,  # noqa: A002
-           episodes: bool = False, limit: Any = None) -> Reply:
+def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: Any = False,  # noqa: A002
+           episodes: Any = False, limit: Any = None) -> Reply:
     from memvault.search import service as svc
 
     query = guard.text("query", query)
     project = guard.scoped("project", project, ctx.project)
     kind = guard.text("kind", kind, "name", required=False)
     limit = guard.number("limit", limit, 1, guard.MAX_LIMIT)
+    include_all, episodes = guard.flag("all", all), guard.flag("episodes", episodes)
     vault = ctx.vault()
     cfg = svc.settings(vault.root, ctx.env)
     opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,
-                            include_all=bool(all), episodes=bool(episodes), embeddings=cfg.get("embeddings"))
+                            include_all=include_all, episodes=episodes, embeddings=cfg.get("embeddings"))
     try:
         result = svc.run_search(vault.root, query, opts, deny=cfg["deny"], env=ctx.env)
         data = result.to_json()
@@ -103,8 +107,15 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: boo
     # readable text is redacted once more below. (A second pass over the data would cost ~10 % of a call.)
     lines = [f"{data['count']} hits for the query"]
     for h in data["hits"]:
-        where = " · ".join(x for x in (h.get("project"), h.get("status"), (h.get("created") or "")[:10]) if x)
-        lines.append(f"- {h['id']}  [{h['kind']}] {h['title']}  ({where})")
+        said = (h.get("valid_from") or h.get("created") or "")[:10]
+        if h["kind"] == "episode":  # a raw turn: when it was said, in which session; `show` reads it whole
+            where = " · ".join(x for x in (h.get("project"), f"said {said}" if said else "", h.get("session"))
+                               if x)
+            lines.append(f"- {h['id']}  [turn] {h['title']}  ({where})")
+        else:
+            where = " · ".join(x for x in (h.get("project"), h.get("status"), f"since {said}" if said else "")
+                               if x)
+            lines.append(f"- {h['id']}  [{h['kind']}] {h['title']}  ({where})")
         if h.get("why"):
             lines.append(f"  why: {'; '.join(h['why'])}")
         if h.get("snippet"):
@@ -113,18 +124,32 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: boo
     return _reply(ctx, data, lines)
 
 
-def show(ctx: Ctx, ident: Any, sources: bool = True) -> Reply:
+def show(ctx: Ctx, id: Any, sources: Any = True) -> Reply:  # noqa: A002
+    data, lines = _show(ctx, guard.ident("id", id), True if sources is None else guard.flag("sources", sources))
+    return _reply(ctx, data, lines)
+
+
+def _show(ctx: Ctx, ident: str, with_sources: bool) -> tuple[dict[str, Any], list[str]]:
     from memvault.views.show import show as svc_show
 
-    ident = guard.ident("id", ident)
     vault = ctx.vault()
-    data = svc_show(vault, ident, ctx.mode(), with_sources=bool(sources))
-    if data["type"] == "card":
-        _in_scope(ctx, data["project"], f"card {ident!r}")
+    try:
+        data = svc_show(vault, ident, ctx.mode(), with_sources=with_sources)
+    except NoMatch:
+        raise NoMatch("no card, turn or entity by that id or name") from None
+    if data["type"] in ("card", "episode"):
+        _in_scope(ctx, data["project"], data["type"])
     elif ctx.project is not None:
         data["cards"] = [c for c in data["cards"] if c["project"] == ctx.project]
     data = guard.clean(vault.rules, data)
-    if data["type"] == "card":
+    if data["type"] == "episode":
+        lines = [f"{data['id']}  turn {data['turn'] or '?'} of {data['project'] or '-'}/{data['session'] or '-'}"
+                 f" · said {data['at'] or '?'} · {data['status']}"]
+        if data["user"] is not None:
+            lines += ["", f"user: {data['user']}", "", f"assistant: {data['assistant']}"]
+        lines += [f"card from this turn: {c['id']} [{c['kind']}] {c['title']} ({c['status']})"
+                  for c in data["cards"]]
+    elif data["type"] == "card":
         lines = [f"{data['id']}  [{data['kind']}] {data['title']}",
                  f"project {data['project'] or '-'} · status {data['status']} · created {data['created']}"
                  f" · valid {data['valid_from'] or '?'} .. {data['valid_to'] or 'now'}"]
@@ -143,11 +168,11 @@ def show(ctx: Ctx, ident: Any, sources: bool = True) -> Reply:
         if data["prose"]:
             lines.append(data["prose"])
         lines += [f"- {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})" for c in data["cards"]]
-    return _reply(ctx, data, lines)
+    return data, lines
 
 
 def timeline(ctx: Ctx, entity: Any = None, project: Any = None, since: Any = None, limit: Any = None,
-             all: bool = False) -> Reply:  # noqa: A002
+             all: Any = False) -> Reply:  # noqa: A002
     from memvault.search.index import Index
     from memvault.views.timeline import timeline as svc_timeline
 
@@ -161,10 +186,11 @@ def timeline(ctx: Ctx, entity: Any = None, project: Any = None, since: Any = Non
         except ValueError:
             raise ToolRefused("since must be a date, YYYY-MM-DD") from None
     limit = guard.number("limit", limit, 1, 10_000)
+    include_all = guard.flag("all", all)
     vault = ctx.vault()
     try:
         with Index(vault.root, ctx.mode()) as idx:
-            rows = svc_timeline(idx, entity, project, since, limit, bool(all))
+            rows = svc_timeline(idx, entity, project, since, limit, include_all)
     except NoMatch as exc:
         if entity is not None and "entity" in exc.message:
             raise
@@ -177,11 +203,11 @@ def timeline(ctx: Ctx, entity: Any = None, project: Any = None, since: Any = Non
     return _reply(ctx, data, lines)
 
 
-def graph(ctx: Ctx, ident: Any, limit: Any = None) -> Reply:
+def graph(ctx: Ctx, id: Any, limit: Any = None) -> Reply:  # noqa: A002
     from memvault.search.index import Index
     from memvault.views import graph as svc
 
-    ident = guard.ident("id", ident)
+    ident = guard.ident("id", id)
     limit = guard.number("limit", limit, 1, guard.MAX_LIMIT) or 20
     vault = ctx.vault()
     with Index(vault.root, ctx.mode()) as idx:
@@ -200,16 +226,23 @@ def graph(ctx: Ctx, ident: Any, limit: Any = None) -> Reply:
     return _reply(ctx, data, lines)
 
 
-def context(ctx: Ctx, query: Any, budget: Any = None, project: Any = None) -> Reply:
-    from memvault.views.context import build_context
-
-    query = guard.text("query", query)
+def context(ctx: Ctx, query: Any = None, budget: Any = None, project: Any = None) -> Reply:
+    """A pack for `query`; with none, the brief of the project (the server's scope, the one asked, else all)."""
+    query = guard.text("query", query, required=False)
     budget = guard.number("budget", budget, 1, guard.MAX_BUDGET)
     project = guard.scoped("project", project, ctx.project)
     vault = ctx.vault()
-    data = guard.clean(vault.rules, build_context(vault, query, budget=budget, project=project).to_json())
-    # The pack is already fenced and labelled as reference data by memvault.views.context.
-    return Reply(data, data["pack"])
+    if query is None:
+        from memvault.views.brief import build_brief
+
+        built = build_brief(vault, project, budget=budget)
+    else:
+        from memvault.views.context import build_context
+
+        built = build_context(vault, query, budget=budget, project=project)
+    data = guard.clean(vault.rules, built.to_json())
+    # The pack is already fenced and labelled as reference data by memvault.views.context / brief.
+    return Reply(guard.mark(data), data["pack"])
 
 
 def stats(ctx: Ctx) -> Reply:
@@ -226,75 +259,12 @@ def stats(ctx: Ctx) -> Reply:
              f"sessions {data['sessions']}, newest {data['newest_episode'] or '-'}",
              f"cards {data['cards']} {data['cards_by_status']}, entities {data['entities']}",
              f"last distill {data['last_distill'] or '-'}, damaged files {data['damaged']}",
-             f"llm {data['llm']['model']} at {data['llm']['base_url']}, key {data['llm']['api_key']}"]
+             (f"llm {data['llm']['model']} at {data['llm']['base_url']} ({data['llm']['base_url_from']}), "
+              f"key {data['llm']['api_key']}" if data["llm"]["base_url"] else
+              "llm: no endpoint configured (distill uses the offline engine)")]
     if ctx.project is not None:
         lines.append(f"scope: project {ctx.project}: episodes {data['episodes_by_project']}, "
                      f"cards {data['cards_by_project']}")
-    return _reply(ctx, data, lines, memory=False)
-
-
-# ------------------------------------------------------------------ writing
-
-
-def remember(ctx: Ctx, title: Any, kind: Any = "fact", body: Any = "", entities: Any = None, project: Any = None,
-             supersedes: Any = None) -> Reply:
-    from memvault.distill.remember import remember as svc_remember
-
-    title = guard.text("title", title)
-    kind = guard.text("kind", kind or "fact", "name")
-    body = guard.text("body", body or "", required=False) or ""
-    names = guard.names("entities", entities)
-    project = guard.scoped("project", project, ctx.project)
-    old = [guard.card_id("supersedes", x) for x in guard.names("supersedes", supersedes)]
-    vault = ctx.vault()
-    if ctx.project is not None:
-        for cid in old:
-            path = vault.find_card_path(cid)
-            if path is not None:
-                _in_scope(ctx, vault.read_card(path).project, f"card {cid!r}")
-    result = svc_remember(vault, title, now=ctx.now(), kind=kind, body=body, entities=names, project=project,
-                          supersedes=old)
-    data = guard.clean(vault.rules, result.to_json())
-    lines = [f"remembered {data['id']} ({data['path']})"] + [f"supersedes {x}" for x in data["superseded"]]
-    return _reply(ctx, data, lines, memory=False)
-
-
-def forget(ctx: Ctx, card: Any, mode: Any = "retract", reason: Any = "") -> Reply:
-    from memvault.distill.forget import forget as svc_forget
-
-    cid = guard.card_id("id", card)
-    if mode != "retract":
-        raise ToolRefused("only mode 'retract' is offered over MCP; to purge a card's text, a person runs "
-                          f"`memvault forget {cid} --purge` in a terminal")
-    reason = guard.text("reason", reason or "", required=False) or ""
-    vault = ctx.vault()
-    path = vault.find_card_path(cid)
-    if path is None:
-        raise NoMatch(f"no card {cid!r}")
-    _in_scope(ctx, vault.read_card(path).project, f"card {cid!r}")
-    result = svc_forget(vault, cid, mode="retract", now=ctx.now(), reason=reason)
-    data = guard.clean(vault.rules, result.to_json())
-    line = f"retracted {cid}" if data["changed"] else f"{cid} was already retracted"
-    return _reply(ctx, data, [line], memory=False)
-
-
-def distill(ctx: Ctx, max_calls: Any = None, max_episodes: Any = None, project: Any = None) -> Reply:
-    """Raises Busy ("distill already running ...") at once when another distill holds the vault's lock."""
-    from memvault.distill import service as svc
-
-    max_calls = guard.number("max_calls", max_calls, 0, 10_000)
-    max_episodes = guard.number("max_episodes", max_episodes, 0, 1_000_000)
-    project = guard.scoped("project", project, ctx.project)
-    vault = ctx.vault()
-    summary = svc.distill(vault, ctx.env, max_calls=max_calls, max_episodes=max_episodes, project=project,
-                          now=ctx.now())
-    data = guard.clean(vault.rules, summary.to_json())
-    c = data["cards"]
-    lines = [f"{data['episodes_distilled']} episodes in {data['batches']} batches: {c['created']} cards created, "
-             f"{c['merged']} merged, {c['updated']} updated, {c['superseded']} superseded; "
-             f"{data['pending_after']} pending; {data['calls']} calls"] + list(data["errors"])
-    if data["stopped"] == "max_calls":
-        lines.append(f"stopped at max_calls; {data['pending_after']} episodes still pending")
     return _reply(ctx, data, lines, memory=False)
 
 
@@ -314,9 +284,9 @@ def card_markdown(ctx: Ctx, cid: Any) -> str:
 
 def entity_markdown(ctx: Ctx, slug: Any) -> str:
     """An entity as markdown (name, aliases, its page's prose, its cards, within the scope), fenced as memory."""
-    data = show(ctx, guard.slug("slug", slug), sources=False).data
+    data, _lines = _show(ctx, guard.slug("slug", slug), False)
     if data["type"] != "entity":
-        raise NoMatch(f"no entity {data['id']!r}")
+        raise NoMatch("no entity by that name")
     lines = [f"# {data['name']}", ""]
     if data["kind"] or data["aliases"]:
         lines += [f"kind: {data['kind'] or '-'} · aliases: {', '.join(data['aliases']) or '-'}", ""]
@@ -325,6 +295,27 @@ def entity_markdown(ctx: Ctx, slug: Any) -> str:
     lines += ["## Cards", ""] + [f"- {c['created'][:10]} [{c['kind']}] {c['title']} ({c['id']}, {c['status']})"
                                  for c in data["cards"]]
     return guard.fence(guard.clean_text(ctx.vault().rules, "\n".join(lines)))
+
+
+def resource_list(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every entity, then every card that is not retracted (newest first), as resources: named by slug or id
+    and described by kind and date only, so a listing carries no memory text. Within the server's scope, only
+    its project's cards and the entities they name."""
+    from memvault.search.index import Index
+
+    vault = ctx.vault()
+    with Index(vault.root, ctx.mode()) as idx:
+        idx.refresh()
+        rows = idx.timeline_rows(None, ctx.project, None, None, False)
+        mine = {r[0] for r in rows}
+        slugs = sorted({e for cid, e in idx.card_entity_pairs() if ctx.project is None or cid in mine})
+    out = [{"uri": f"memvault://entity/{quote(slug, safe='')}", "name": slug, "title": f"entity {slug}",
+            "mimeType": "text/markdown"} for slug in slugs]
+    for cid, kind, _title, project, status, created, valid_from, *_rest in rows:
+        when = (valid_from or created or "")[:10]
+        out.append({"uri": f"memvault://card/{cid}", "name": cid, "mimeType": "text/markdown",
+                    "title": " · ".join(x for x in (kind, when, project, status) if x)})
+    return out
 
 
 def _flat(text: str) -> str:

@@ -48,6 +48,7 @@ class Hit(NamedTuple):
     def to_json(self) -> dict[str, Any]:
         out = self._asdict()
         del out["rowid"], out["world"]
+        out["valid_from"] = self.world or None  # when it was said or became true (a card's valid_from, else created)
         out["score"] = round(self.score, 4)
         out["why"] = list(self.why)
         out["sources"] = list(self.sources)

@@ -43,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
         ],
         "sidechains": False,
         "max_line_bytes": 8 * 1024 * 1024,
+        "exclude": {"projects": [], "paths": []},
     },
     "redact": {"deny": []},
     "llm": {

@@ -13,6 +13,7 @@ from memvault.vault.store import Vault
 
 SOURCE_CHARS = 300  # per side of a source turn: enough to recognise it, short enough to scan a card
 CUT = " […]"
+_EPISODE_ID = re.compile(r"ep-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6,}(?:[0-9a-f]*)")
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")  # what redact writes in place of a finding
 
 
@@ -24,6 +25,8 @@ def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool =
     ident = ident.strip()
     if not ident:
         raise UsageError("an id is needed")
+    if _EPISODE_ID.fullmatch(ident):
+        return show_episode(vault, ident, mode)
     path = vault.find_card_path(ident)
     if path is not None:
         card = vault.read_card(path)
@@ -54,6 +57,29 @@ def show(vault: Vault, ident: str, mode: str = "bigram", *, with_sources: bool =
     return {"type": "entity", "id": row[0] if row else slug, "name": row[1] if row else slug,
             "aliases": json.loads(row[2]) if row else [], "kind": row[3] if row else None,
             "prose": row[4] if row else "", "path": f"entities/{row[0]}.md" if row else None, "cards": cards}
+
+
+def show_episode(vault: Vault, ep_id: str, mode: str = "bigram") -> dict[str, Any]:
+    """One conversation turn by its id (what `search --episodes` finds), its whole redacted text, and the cards
+    that name it as a source. Raises NoMatch when no turn has that id; a revoked or purged turn says so."""
+    found, revoked = vault.episodes_by_id([ep_id])
+    ep = found.get(ep_id)
+    if ep is None and ep_id not in revoked:
+        raise NoMatch("no turn with that id")
+    rules = redact.compile_rules(list(vault.config.section("redact").get("deny") or []))
+    out: dict[str, Any] = {"type": "episode", "id": ep_id, "status": "revoked" if ep_id in revoked else "live",
+                           "revoked_reason": revoked.get(ep_id), "at": None, "project": None, "session": None,
+                           "turn": None, "user": None, "assistant": None, "speakers": {}, "source": None,
+                           "cards": []}
+    if ep is not None:
+        out.update(at=ep.at, project=ep.project, session=ep.session, turn=ep.turn,
+                   user=redact.redact(ep.user, rules).text, assistant=redact.redact(ep.assistant, rules).text,
+                   speakers={r: [redact.redact(n, rules).text for n in names] for r, names in ep.speakers.items()},
+                   source={k: v for k, v in ep.source.items() if k in ("kind", "host", "ref")})
+    with Index(vault.root, mode) as idx:
+        idx.refresh()
+        out["cards"] = [{"id": r[0], "kind": r[1], "title": r[2], "status": r[3]} for r in idx.cards_citing(ep_id)]
+    return out
 
 
 def _fold_links(vault: Vault, card) -> dict[str, Any]:

@@ -24,7 +24,7 @@ def test_search_json_shape(vault, run):
     first = data["hits"][0]
     assert first["id"] == "c-20250601-bbbb"
     assert set(first) == {"id", "kind", "title", "project", "status", "score", "snippet", "why", "sources",
-                          "refs", "created", "session", "path", "weak"}
+                          "refs", "created", "session", "path", "weak", "valid_from"}
     assert first["path"] == "cards/2025-06/c-20250601-bbbb.md"
     assert data["hits"][1]["sources"] == ["ep-1"]
 

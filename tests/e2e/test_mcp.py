@@ -103,6 +103,24 @@ def text_of(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "text", None) is not None)
 
 
+def unmark(data):
+    """Structured content without its memory marks (guard.mark): what the CLI prints with --json."""
+    if not isinstance(data, dict) or "_notice" not in data:
+        return data
+    fence = re.search(r"<<<MEMVAULT-MEMORY-[0-9a-f]{12}>>>", data["_notice"]).group(0)
+
+    def walk(v):
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, str) and v.startswith(fence) and v.endswith(fence) and len(v) >= 2 * len(fence):
+            return v[len(fence):-len(fence)]
+        return v
+
+    return walk({k: v for k, v in data.items() if k != "_notice"})
+
+
 def fenced(text: str, needle: str) -> bool:
     """`needle` stands between two fence lines, after the notice that it is quoted memory."""
     lines = text.splitlines()
@@ -158,7 +176,9 @@ def test_every_tool_over_stdio_matches_the_cli(shop):
     assert tools["search"].annotations.read_only_hint and not tools["remember"].annotations.read_only_hint
     for name in ("search", "show", "timeline", "graph", "context", "stats", "zh"):
         assert not got[name].is_error, text_of(got[name])
-        assert got[name].structured_content == expected[name], name
+        assert unmark(got[name].structured_content) == expected[name], name
+        if name != "stats":  # memory text is marked as quoted data in the structured content too
+            assert "_notice" in got[name].structured_content, name
     assert [h["id"] for h in got["search"].structured_content["hits"]][:1] == [ids["pg"]]
     assert got["zh"].structured_content["hits"][0]["id"] == ids["zh"]
     # A secret typed into a card by hand is redacted everywhere, like CLI output.
@@ -186,7 +206,7 @@ def test_writes_hostile_arguments_and_the_server_stays_up(shop, tmp_path):
                                                          "project": "shop"})
         out["found"] = await s.call_tool("search", {"query": "deploys weekdays"})
         out["forget"] = await s.call_tool("forget", {"id": ids["sqlite"], "reason": "moved"})
-        out["purge"] = await s.call_tool("forget", {"id": ids["pg"], "mode": "purge"})
+        out["purge"] = await s.call_tool("forget", {"id": ids["pg"], "mode": "purge"})  # not offered over MCP
         out["hostile"] = []
         for value in hostile:
             for tool, args in (("show", {"id": value}), ("graph", {"id": value}), ("forget", {"id": value}),
@@ -210,7 +230,7 @@ def test_writes_hostile_arguments_and_the_server_stays_up(shop, tmp_path):
     assert cli_json(vault, "show", made["id"])["title"] == "Deploys only on weekdays"
     assert got["forget"].structured_content["changed"] is True
     assert cli_json(vault, "show", ids["sqlite"])["status"] == "retracted"
-    assert got["purge"].is_error and "memvault forget" in text_of(got["purge"]) and "--purge" in text_of(got["purge"])
+    assert got["purge"].is_error and "unknown argument 'mode'" in text_of(got["purge"])
     assert cli_json(vault, "show", ids["pg"])["status"] == "active"
     for tool, value, res in got["hostile"]:
         msg = text_of(res)
@@ -276,11 +296,15 @@ def test_streamable_http(shop):
                     await s.initialize()
                     return ({t.name for t in (await s.list_tools()).tools},
                             await s.call_tool("search", {"query": "postgres"}),
-                            await s.call_tool("show", {"id": "../../etc/passwd"}))
+                            await s.call_tool("show", {"id": "../../etc/passwd"}),
+                            await s.get_prompt("recall", {"task": "postgres for the shop"}),
+                            (await s.list_resources()).resources)
 
-        names, found, bad = anyio.run(main)
+        names, found, bad, brief, resources = anyio.run(main)
         assert names == ALL_TOOLS
-        assert found.structured_content == cli_json(vault, "search", "postgres")
+        assert "We use Postgres for the shop" in brief.messages[0].content.text  # the same Dispatcher as stdio
+        assert f"memvault://card/{ids['pg']}" in {str(r.uri) for r in resources}
+        assert unmark(found.structured_content) == cli_json(vault, "search", "postgres")
         assert key not in text_of(found) and bad.is_error
         assert proc.poll() is None
     finally:
@@ -359,16 +383,22 @@ def test_distill_against_the_fake_llm_and_a_second_one_refused(tmp_path):
     assert not first.is_error, text_of(first)
     assert first.structured_content["episodes_distilled"] == 6 and first.structured_content["cards"]["created"] == 6
     assert cli_json(vault, "stats")["pending_episodes"] == 0
-    assert got["search"].structured_content["hits"][0]["title"].startswith("Decision 3")
+    assert unmark(got["search"].structured_content)["hits"][0]["title"].startswith("Decision 3")
 
 
-def test_without_the_extra_a_clear_message_and_exit_2(tmp_path, shop):
+def test_without_the_extra_stdio_serves_and_http_says_what_to_install(tmp_path, shop):
     hide = tmp_path / "hide" / "mcp"
     hide.mkdir(parents=True)
     (hide / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
     env = {**env_for(), "PYTHONPATH": str(hide.parent)}
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "search", "arguments": {"query": "postgres"}}}) + "\n"
     done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(shop[0]), "mcp"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+                          input=hello, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["structuredContent"]["count"] >= 1
+    done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(shop[0]), "mcp", "--http", "8123"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "pip install 'memvault[mcp]'" in done.stderr and "Traceback" not in done.stderr
 
@@ -383,7 +413,7 @@ PROBE = (
 )
 
 
-def test_help_capture_and_search_do_not_import_the_sdk(shop, tmp_path):
+def test_help_capture_search_and_stdio_do_not_import_the_sdk(shop, tmp_path):
     vault = tmp_path / "c"
     shutil.copytree(shop[0], vault)
     log = json.dumps({"role": "user", "content": "hello there"}) + "\n"
@@ -396,4 +426,5 @@ def test_help_capture_and_search_do_not_import_the_sdk(shop, tmp_path):
     assert loaded("--help") == []
     assert loaded("--vault", str(vault), "search", "postgres") == []
     assert loaded("--vault", str(vault), "capture", "--format", "jsonl", stdin=log) == []
-    assert "mcp.server.mcpserver" in loaded("--vault", str(vault), "mcp")  # the probe does see the SDK
+    served = loaded("--vault", str(vault), "mcp")  # stdio: memvault's own JSON-RPC loop, no SDK
+    assert "memvault.mcp.stdio" in served and not [m for m in served if m.split(".")[0] in ("mcp", "mcp_types")]

@@ -285,7 +285,10 @@ def test_mcp_search_fuses_and_returns_the_warnings(hybrid, run, fake):
     run("embed")
     ctx = tools.Ctx(hybrid, {})
     reply = tools.search(ctx, "which vehicle")
-    assert reply.data["hits"][0]["id"] == "c-261101-aaaa" and reply.data["hits"][0]["why"][0].startswith("meaning ")
+    # Memory text is marked as quoted data (memvault.mcp.guard.mark): the mark the notice names wraps it.
+    mark = next(w for w in reply.data["_notice"].split() if w.startswith("<<<MEMVAULT-MEMORY-"))
+    assert reply.data["hits"][0]["id"] == "c-261101-aaaa"
+    assert reply.data["hits"][0]["why"][0].startswith(mark + "meaning ")
     fake.status = 503
     reply = tools.search(ctx, "Postgres orders")
     assert reply.data["hits"][0]["id"] == "c-261103-cccc"

@@ -70,7 +70,7 @@ def test_hit_fields_snippet_and_superseded_reason(chain_vault):
     assert len(old.snippet) <= 42
     data = old.to_json()
     assert set(data) == {"id", "kind", "title", "project", "status", "score", "snippet", "why", "sources",
-                         "refs", "created", "session", "path", "weak"}
+                         "refs", "created", "session", "path", "weak", "valid_from"}
 
 
 def test_project_and_kind_filters(chain_vault):

@@ -146,6 +146,7 @@ def _message(obj: dict, lineno: int, state: dict) -> Iterator[Message]:
         ts=normalize_ts(obj.get("timestamp")),
         session=str_or_none(obj.get("sessionId")),
         project=basename(obj.get("cwd")),
+        cwd=str_or_none(obj.get("cwd")),
         tools=tools,
         harness=harness,
     )

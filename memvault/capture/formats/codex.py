@@ -70,8 +70,10 @@ def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
                 state["session"] = str_or_none(payload.get("id"))
             if not state.get("project"):
                 state["project"] = basename(payload.get("cwd"))
+                state["cwd"] = str_or_none(payload.get("cwd"))
         elif kind == "turn_context" and not state.get("project"):
             state["project"] = basename(payload.get("cwd"))
+            state["cwd"] = str_or_none(payload.get("cwd"))
         elif kind == "response_item":
             _keep(state, "item", _item(payload, lineno, state, normalize_ts(obj.get("timestamp"))))
         elif kind == "event_msg":
@@ -148,8 +150,9 @@ def _dedupe(buf: list[tuple[str, Message]]) -> list[tuple[str, Message]]:
 
 def finish(state: dict) -> Iterator[Item]:
     kept = _dedupe(state.get("buffer", []))
+    cwd = state.get("cwd")
     for _src, m in kept:
-        yield m
+        yield Message(**{**m.__dict__, "cwd": cwd}) if cwd and m.cwd is None else m
     for _i in range(state.get("rolled_back", 0)):
         yield Message(role="rewound", text="", ref=state["name"], session=state.get("session"))
 
@@ -174,5 +177,6 @@ def _item(item: dict, lineno: int, state: dict, ts: str | None) -> Iterator[Item
         # The older rollout has no cwd field; its environment context still says where Codex ran.
         m = _CWD.search(text)
         state["project"] = basename(m.group(1)) if m else None
+        state["cwd"] = m.group(1).strip() if m else None
     yield Message(role=role, text=text, ref=ref, ts=ts, session=state.get("session"),
                   project=state.get("project"), tools=tools, harness=harness)

@@ -12,7 +12,7 @@ from memvault.errors import UsageError
 
 app = sub_app()
 
-MISSING = "the MCP server needs the optional extra (the mcp SDK, 2.x): pip install 'memvault[mcp]'"
+MISSING = "MCP over HTTP needs the optional extra (the mcp SDK, 2.x): pip install 'memvault[mcp]'"
 
 
 @app.command()
@@ -26,8 +26,9 @@ def mcp(
                                                    "project.")] = None,
 ) -> None:
     """Serve the vault to agents over the Model Context Protocol: stdio by default (what agents launch), or
-    streamable HTTP on 127.0.0.1 with --http PORT. Tools: search, show, timeline, graph, context, stats,
-    remember, forget (retract only), distill; resources memvault://card/{id} and memvault://entity/{slug}.
+    streamable HTTP on 127.0.0.1 with --http PORT (needs the extra memvault[mcp]). Tools: search, show,
+    timeline, graph, context, stats, remember, forget (retract only), distill; prompts brief and recall;
+    resources memvault://card/{id} and memvault://entity/{slug}.
 
     Example: claude mcp add memvault -- memvault mcp
     """
@@ -35,14 +36,23 @@ def mcp(
         raise UsageError("--http must be a port number, 1-65535")
     if project is not None and not project.strip():
         raise UsageError("--project needs a name")
-    try:
-        import mcp.server.mcpserver  # noqa: F401 - the optional extra; checked before anything starts
-    except ImportError:
-        err(MISSING)
-        raise typer.Exit(2) from None
-    from memvault.mcp.server import serve
+    if http is not None:
+        try:
+            import mcp.server.lowlevel  # noqa: F401 - the optional extra; checked before anything starts
+        except ImportError:
+            err(MISSING)
+            raise typer.Exit(2) from None
+    from memvault.mcp.protocol import Dispatcher
     from memvault.mcp.tools import Ctx
     from memvault.vault.store import Vault
 
     Vault.open(state.get("vault"), os.environ)  # a missing vault fails here, with the CLI's message and exit code
-    serve(Ctx(state.get("vault"), os.environ, project), read_only=read_only, http_port=http)
+    dispatcher = Dispatcher(Ctx(state.get("vault"), os.environ, project), read_only=read_only)
+    if http is None:
+        from memvault.mcp.stdio import serve
+
+        serve(dispatcher)
+    else:
+        from memvault.mcp.server import serve_http
+
+        serve_http(dispatcher, http)

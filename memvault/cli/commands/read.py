@@ -60,13 +60,15 @@ def search(
 @app.command()
 @guard
 def show(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, or entity slug / name / alias.")],
+    ident: Annotated[str, typer.Argument(metavar="ID", help="Card id, turn id (ep-…), or entity slug / name / "
+                                         "alias.")],
     no_sources: Annotated[bool, typer.Option("--no-sources", help="Only list the source turns' ids, "
                                              "not their text.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON (shape in docs/browse.md).")] = False,
 ) -> None:
     """Show a card or an entity in full: the redacted text of the turns a card came from (cut at 300
-    characters a side), and its supersede chain (exit 1 if unknown).
+    characters a side), and its supersede chain; or one turn (an ep-… id from search --episodes) in full,
+    with the cards made from it (exit 1 if unknown).
 
     Example: memvault show c-20261102-7f3a --no-sources
     """
@@ -77,6 +79,10 @@ def show(
                                   with_sources=not no_sources))
     if as_json:
         print_json(data)
+        return
+    if data["type"] == "episode":
+        for line in _episode_lines(data):
+            typer.echo(line)
         return
     if data["type"] == "card":
         typer.echo(f"{data['id']}  [{data['kind']}] {data['title']}")
@@ -110,6 +116,25 @@ def show(
             typer.echo(data["prose"])
         for c in data["cards"]:
             typer.echo(f"  {c['created'][:10]}  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})")
+
+
+def _episode_lines(data: dict[str, Any]) -> list[str]:
+    """A turn: where and when it was said, then each side in full (control characters dropped), then the cards
+    that came from it."""
+    def clean_text(text: str) -> str:
+        return "".join(ch if ch.isprintable() or ch == "\n" else " " for ch in text)
+
+    where = f"{data['project']}/{data['session']} turn {data['turn']}" if data["at"] else ""
+    mark = "" if data["status"] == "live" else f"(revoked: {data['revoked_reason']})"
+    lines = ["  ".join(x for x in (data["id"], data["at"] or "", where, mark) if x)]
+    if data["user"] is not None:
+        for role in ("user", "assistant"):
+            label = speaker_label((data.get("speakers") or {}).get(role))
+            lines += ["", f"{role}{f' {label}' if label else ''}:", clean_text(data[role])]
+    if data["cards"]:
+        lines += ["", "cards from this turn:"]
+        lines += [f"  {c['id']}  [{c['kind']}] {c['title']}  ({c['status']})" for c in data["cards"]]
+    return lines
 
 
 def _source_lines(items: list[dict[str, Any]]) -> list[str]:
@@ -223,21 +248,30 @@ def _check_date(option: str, value: str) -> None:
 @app.command()
 @guard
 def context(
-    query: Annotated[list[str], typer.Argument(help="What the prompt is about (English and/or Chinese).")],
+    query: Annotated[Optional[list[str]], typer.Argument(help="What the prompt is about (English and/or "
+                                                       "Chinese); none gives the project's session brief.")] = None,
     budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Most tokens in the pack (default "
                                                   "context.budget_tokens).")] = None,
     project: Annotated[Optional[str], typer.Option("--project", "-p", help="Only this project's cards, plus "
-                                                   "personal ones (no project).")] = None,
+                                                   "personal ones (no project). Without a question and without "
+                                                   "--project: the project of the working folder.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the pack and its cards as JSON.")] = False,
 ) -> None:
     """A token-budgeted memory pack for an LLM prompt: pinned cards, then cards recalled for the query,
-    bucketed by kind and fenced as reference data. Exit 1 when the vault has nothing to put in.
+    bucketed by kind and fenced as reference data. With no question, the session-start brief of a project:
+    its synopsis, rules and preferences, open threads and newest decisions. Exit 1 when there is nothing.
 
     Example: memvault context "set up the deploy pipeline" --project shop --budget 1500 | pbcopy
     """
-    from memvault.views.context import build_context
+    vault = open_vault()
+    if query and " ".join(query).strip():
+        from memvault.views.context import build_context
 
-    result = build_context(open_vault(), " ".join(query), budget=budget, project=project)
+        result = build_context(vault, " ".join(query), budget=budget, project=project)
+    else:
+        from memvault.views.brief import build_brief, project_for
+
+        result = build_brief(vault, project or project_for(vault, os.getcwd()), budget=budget)
     if as_json:
         print_json(result.to_json())
     else:

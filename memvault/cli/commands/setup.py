@@ -88,6 +88,8 @@ def capture(
             line += f", {result.revoked} revoked (history edit)"
         if result.redactions:
             line += f", {sum(result.redactions.values())} secrets redacted"
+        if result.private:
+            line += f", {result.private['spans']} private spans left out"
         typer.echo(line)
 
 

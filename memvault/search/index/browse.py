@@ -26,6 +26,12 @@ class BrowseMixin:
             args.append(project)
         return self.db.execute(sql + " ORDER BY path", args).fetchall()
 
+    def cards_citing(self, episode_id: str) -> list[tuple]:
+        """(id, kind, title, status) of the cards that name this episode among their sources, by id."""
+        like = '%"' + episode_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + '"%'
+        return self.db.execute("SELECT id, kind, title, status FROM cards WHERE episodes LIKE ? ESCAPE '\\'"
+                               " ORDER BY id", (like,)).fetchall()
+
     def summary_rows(self, ids: Sequence[str]) -> list[tuple]:
         """(SUMMARY_COLS) of the cards with these ids, in path order."""
         return self.db.execute(f"SELECT {SUMMARY_COLS} FROM cards WHERE id IN ({','.join('?' * len(ids))})"

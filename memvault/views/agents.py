@@ -1,0 +1,267 @@
+"""`memvault setup AGENT`: the MCP entry and hooks that bring memory to an agent by itself, written into the
+agent's own settings files in the shapes the agents document, idempotently, keeping every other setting.
+
+- claude-code: MCP entry `mcpServers.memvault` in `~/.claude.json` (project: `.mcp.json`); hooks in
+  `~/.claude/settings.json` (project: `.claude/settings.json`).
+- codex: `[mcp_servers.memvault]` in `~/.codex/config.toml` (project: `.codex/config.toml`); hooks in
+  `~/.codex/hooks.json` (project: `.codex/hooks.json`).
+- cursor: `mcpServers.memvault` in `~/.cursor/mcp.json` (project: `.cursor/mcp.json`); no hooks (its logs are
+  no capture format).
+- gemini: `mcpServers.memvault` in `~/.gemini/settings.json` (project: `.gemini/settings.json`); no hooks.
+
+`CLAUDE_CONFIG_DIR` and `CODEX_HOME` move the user files as they move them for the agents. Every command names
+the python that runs memvault and the vault by absolute paths (as argv lists, or quoted with shlex for a hook's
+shell line), so it works from any folder and with spaces in paths. A hook entry is memvault's when its command
+runs memvault's `hook` command; only those are touched.
+
+`plan` gives each file's text before and after (nothing written: --dry-run shows it); `apply` writes them with
+the backups of memvault.vault.agentfiles; `plan_undo` removes memvault's entries and, where nothing else changed
+since, gives back the backup's very bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault.errors import UsageError
+from memvault.vault import agentfiles, jsonedit, tomledit
+
+EVENTS = {"SessionStart": ("session-start", 30), "Stop": ("stop", 120), "PreCompact": ("pre-compact", 120)}
+MCP_KEY = ("mcpServers", "memvault")
+TOML_TABLE = ("mcp_servers", "memvault")
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    mcp: tuple[str, str, str]  # (kind: json | toml, user file, project file); user paths relative to its home
+    hooks: tuple[str, str] | None  # (user file, project file) of a Claude-shaped hooks document
+    home: tuple[str, str]  # (environment variable that moves it, default folder under HOME)
+    capture: str | None  # the capture format of its logs
+    mcp_extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+AGENTS = {
+    "claude-code": Agent("claude-code", ("json", ".claude.json", ".mcp.json"),
+                         ("settings.json", ".claude/settings.json"), ("CLAUDE_CONFIG_DIR", ".claude"), "claude-code",
+                         {"type": "stdio"}),
+    "codex": Agent("codex", ("toml", "config.toml", ".codex/config.toml"), ("hooks.json", ".codex/hooks.json"),
+                   ("CODEX_HOME", ".codex"), "codex"),
+    "cursor": Agent("cursor", ("json", "mcp.json", ".cursor/mcp.json"), None, ("", ".cursor"), None),
+    "gemini": Agent("gemini", ("json", "settings.json", ".gemini/settings.json"), None, ("", ".gemini"), None),
+}
+
+
+@dataclass
+class FileChange:
+    path: Path
+    before: str | None  # None: the file does not exist
+    after: str | None  # None: the file is removed
+    what: list[str]
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "changed": self.changed, "what": self.what,
+                "action": "none" if not self.changed else "delete" if self.after is None else
+                "create" if self.before is None else "update"}
+
+
+def agent(name: str) -> Agent:
+    if name not in AGENTS:
+        raise UsageError(f"unknown agent {name!r}: choose one of {', '.join(AGENTS)}")
+    return AGENTS[name]
+
+
+def files(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path) -> tuple[Path, Path | None]:
+    """(the file of the MCP entry, the hooks file or None) for the user's or the project's scope."""
+    if scope == "project":
+        return project_dir / a.mcp[2], (project_dir / a.hooks[1]) if a.hooks else None
+    var, default = a.home
+    user_home = Path(env.get("HOME") or Path.home())
+    home = Path(env[var]).expanduser() if var and env.get(var) else user_home / default
+    mcp = home / a.mcp[1]
+    if a.name == "claude-code" and not (var and env.get(var)):
+        mcp = user_home / ".claude.json"  # beside ~/.claude, not in it (with CLAUDE_CONFIG_DIR: inside that)
+    return mcp, (home / a.hooks[0]) if a.hooks else None
+
+
+def hook_command(python: str, vault: Path, event: str, agent_name: str) -> str:
+    return shlex.join([python, "-m", "memvault", "--vault", str(vault), "hook", event, "--agent", agent_name])
+
+
+def is_ours(command: Any) -> bool:
+    """A hook command that runs memvault's `hook` command (any python, any vault)."""
+    if not isinstance(command, str) or "memvault" not in command:
+        return False
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False
+    runs = any(a == "memvault" and i > 0 and argv[i - 1] == "-m" for i, a in enumerate(argv)) or (
+        bool(argv) and Path(argv[0]).name.startswith("memvault"))
+    return runs and "hook" in argv
+
+
+def _group(command: str, timeout: int) -> dict[str, Any]:
+    return {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
+
+
+def _parse(path: Path, kind: str, text: str | None) -> Any:
+    if text is None:
+        return {}
+    try:
+        return jsonedit.check(text) if kind == "json" else tomledit.parse(text)
+    except ValueError as exc:
+        raise UsageError(f"{path}: {exc}; fix the file first (memvault changed nothing)") from None
+
+
+def _strip_hooks(text: str) -> str:
+    """Text without memvault's hook commands in any event."""
+    hooks = jsonedit.get(text, ["hooks"])
+    for event in list(hooks) if isinstance(hooks, dict) else []:
+        text = _strip_event(text, event)
+    return text
+
+
+def _strip_event(text: str, event: str) -> str:
+    """Text without memvault's hook commands of one event: a group left with none of its hooks goes."""
+    groups = jsonedit.get(text, ["hooks", event])
+    for gi in reversed(range(len(groups))) if isinstance(groups, list) else ():
+        inner = groups[gi].get("hooks") if isinstance(groups[gi], dict) else None
+        if not isinstance(inner, list):
+            continue
+        mine = [hi for hi, h in enumerate(inner) if isinstance(h, dict) and is_ours(h.get("command"))]
+        if mine and len(mine) == len(inner):
+            text = jsonedit.remove(text, ["hooks", event, gi])
+        else:
+            for hi in reversed(mine):
+                text = jsonedit.remove(text, ["hooks", event, gi, "hooks", hi])
+    return text
+
+
+def _prune(text: str, keys: list[list[str]], keep: Any) -> str:
+    """Remove the containers at `keys` that are empty now, unless the original document (`keep`) had them."""
+    for path in keys:
+        value = jsonedit.get(text, path)
+        if value in ({}, []) and jsonedit.get(json.dumps(keep), path) is None:
+            text = jsonedit.remove(text, path)
+    return text
+
+
+def _ours_removed(data: Any, kind: str) -> Any:
+    """Parsed settings without anything of memvault's, for comparing a file with its backup."""
+    if kind == "toml":
+        return tomledit.without(data, TOML_TABLE)
+    text = json.dumps(data)
+    text = _strip_hooks(jsonedit.remove(text, list(MCP_KEY)))
+    for event in list((jsonedit.get(text, ["hooks"]) or {})):
+        text = _prune(text, [["hooks", event]], {})
+    return json.loads(_prune(text, [["hooks"], ["mcpServers"]], {}))
+
+
+def plan(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault: Path, python: str
+         ) -> list[FileChange]:
+    mcp_file, hooks_file = files(a, scope, env, project_dir)
+    args = ["-m", "memvault", "--vault", str(vault), "mcp"]
+    out: dict[Path, FileChange] = {}
+
+    def edit(path: Path, kind: str, fn: Callable[[str], str], what: str) -> None:
+        change = out.get(path)
+        if change is None:
+            before = agentfiles.read(path)
+            _parse(path, kind, before)
+            change = out[path] = FileChange(path, before, before, [])
+        base = change.after if change.after is not None else ("{}\n" if kind == "json" else "")
+        try:
+            new = fn(base)
+        except ValueError as exc:
+            raise UsageError(f"{path}: {exc}") from None
+        if new != base:
+            change.after = new
+            change.what.append(what)
+
+    if a.mcp[0] == "toml":
+        edit(mcp_file, "toml", lambda t: tomledit.set_table(t, TOML_TABLE, {"command": python, "args": args}),
+             "[mcp_servers.memvault]")
+    else:
+        entry = {**a.mcp_extra, "command": python, "args": args}
+        edit(mcp_file, "json", lambda t: t if jsonedit.get(t, list(MCP_KEY)) == entry
+             else jsonedit.set_value(t, list(MCP_KEY), entry), "mcpServers.memvault")
+    if hooks_file is not None and a.capture:
+        for event, (name, timeout) in EVENTS.items():
+            want = _group(hook_command(python, vault, name, a.name), timeout)
+
+            def one(t: str, event: str = event, want: dict = want) -> str:
+                groups = jsonedit.get(t, ["hooks", event]) or []
+                ours = [g for g in groups if isinstance(g, dict) and any(
+                    isinstance(h, dict) and is_ours(h.get("command")) for h in g.get("hooks") or [])]
+                if ours == [want]:
+                    return t  # already set up: not one byte changes
+                t = _strip_event(t, event)
+                return jsonedit.append(t, ["hooks", event], want)
+
+            edit(hooks_file, "json", one, f"hooks.{event}")
+    return list(out.values())
+
+
+def plan_undo(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path) -> list[FileChange]:
+    backups = agentfiles.Backups(env)
+    mcp_file, hooks_file = files(a, scope, env, project_dir)
+    kinds = {mcp_file: a.mcp[0]}
+    if hooks_file is not None:
+        kinds.setdefault(hooks_file, "json")
+    out = []
+    for path, kind in kinds.items():
+        before = agentfiles.read(path)
+        if before is None:
+            continue
+        current = _parse(path, kind, before)
+        saved = backups.get(path)
+        original = _parse(path, kind, saved.text) if saved and saved.text is not None else None
+        try:
+            if kind == "toml":
+                after = tomledit.remove_table(before, TOML_TABLE)
+            else:
+                after = _strip_hooks(jsonedit.remove(before, list(MCP_KEY)))
+                keep = original if original is not None else {}
+                for event in list((jsonedit.get(after, ["hooks"]) or {})):
+                    after = _prune(after, [["hooks", event]], keep)
+                after = _prune(after, [["hooks"], ["mcpServers"]], keep)
+        except ValueError as exc:
+            raise UsageError(f"{path}: {exc}") from None
+        what = ["memvault's entries"]
+        if saved is not None and _ours_removed(current, kind) == _ours_removed(original if original is not None
+                                                                              else {}, kind):
+            # Nothing but memvault's entries changed since the backup: give back its very bytes (or no file).
+            after = saved.text if saved.existed else None
+            what = ["restored as it was before setup" if saved.existed else "removed (setup created it)"]
+        out.append(FileChange(path, before, after, what))
+    return out
+
+
+def apply(changes: list[FileChange], env: Mapping[str, str], undo: bool = False) -> list[dict[str, Any]]:
+    """Write the changes (backups first); returns what happened per file, with the backup's place."""
+    backups = agentfiles.Backups(env)
+    done = []
+    for c in changes:
+        item = c.to_json()
+        if c.changed and not undo:
+            where = backups.keep(c.path, c.before)
+            item["backup"] = str(where) if where else None
+        if c.changed:
+            if c.after is None:
+                agentfiles.delete(c.path)
+            else:
+                agentfiles.write(c.path, c.after)
+        if undo:
+            backups.forget(c.path)  # memvault's entries are gone: its backup of the file has done its work
+        done.append(item)
+    return done

@@ -59,20 +59,24 @@ HIT = {"type": "object", "required": ["id", "kind", "title", "score"], "properti
     "title": S, "project": S_NULL, "status": S, "score": {"type": "number"}, "snippet": S, "why": STRS,
     "sources": STRS, "refs": STRS, "created": S,
     "valid_from": {"type": ["string", "null"], "description": "When it was said or became true (world time)."},
-    "session": S_NULL, "path": S_NULL}}
+    "session": S_NULL, "path": S_NULL,
+    "weak": {"type": "boolean", "description": "Nothing reached the relevance floor: a best guess on a few words."}}}
 
 READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 
 TOOLS: list[dict[str, Any]] = [
     {"name": "search", "title": "Search memory",
-     "description": "Search the memory vault for cards (and raw conversation turns with episodes=true); each hit "
-                    "has its id, why it matched, a snippet, when it was said (valid_from) and its sources.",
+     "description": "Search the memory vault: memory cards and the raw conversation turns no card covers, in one "
+                    "ranked list (cards_only=true: cards alone); each hit has its id, why it matched (weak=true: "
+                    "only a few of the question's words did), a snippet, when it was said (valid_from) and its "
+                    "sources.",
      "inputSchema": _obj({
          "query": _str("What to look for, in English and/or Chinese.", "query", minLength=1),
          "project": PROJECT,
          "kind": {"type": "string", "enum": KINDS, "description": "Only this card kind."},
          "all": _bool("Include retracted cards."),
-         "episodes": _bool("Also search raw conversation turns (hits of kind episode, ids ep-…)."),
+         "cards_only": _bool("Cards alone, without raw conversation turns (hits of kind episode, ids ep-…)."),
+         "episodes": _bool("Raw conversation turns too: the default; kept for older clients."),
          "limit": _int("Most hits to return (default: the vault's search.limit).", 1, MAX_LIMIT)}, ("query",)),
      "outputSchema": _out({"query": S, "intent": S_NULL, "terms": STRS, "count": INT,
                            "hits": {"type": "array", "items": HIT}, "warnings": STRS}, ("count", "hits")),

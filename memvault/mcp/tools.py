@@ -82,7 +82,7 @@ def _in_scope(ctx: Ctx, project: str | None, what: str) -> None:
 
 
 def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: Any = False,  # noqa: A002
-           episodes: Any = False, limit: Any = None) -> Reply:
+           episodes: Any = False, limit: Any = None, cards_only: Any = False) -> Reply:
     from memvault.search import service as svc
 
     query = guard.text("query", query)
@@ -90,6 +90,7 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: Any
     kind = guard.text("kind", kind, "name", required=False)
     limit = guard.number("limit", limit, 1, guard.MAX_LIMIT)
     include_all, episodes = guard.flag("all", all), guard.flag("episodes", episodes)
+    episodes = False if guard.flag("cards_only", cards_only) else (episodes or None)  # None: search.episodes
     vault = ctx.vault()
     cfg = svc.settings(vault.root, ctx.env)
     opts = svc.options_from(cfg["search"], cfg["kinds"], limit=limit, project=project, kind=kind,

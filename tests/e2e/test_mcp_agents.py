@@ -223,6 +223,22 @@ def test_hits_say_when_it_was_said_and_an_episode_hit_can_be_shown(vault):
     cli(path, "show", "ep-20250115T090000Z-ffffff", code=1)
 
 
+def test_search_gives_raw_turns_by_default_and_cards_alone_when_asked(vault):
+    path, _ids = vault
+
+    async def body(s):
+        return {"default": await s.call_tool("search", {"query": "nightly backups bucket"}),
+                "cards": await s.call_tool("search", {"query": "nightly backups bucket", "cards_only": True}),
+                "weak": await s.call_tool("search", {"query": "set up the nightly queue for the alert pager"})}
+
+    got = over_stdio(path, body)
+    kinds = [h["kind"] for h in unmark(got["default"].structured_content)["hits"]]
+    assert "episode" in kinds  # issue 20: what no card covers comes back as what was said
+    assert "episode" not in [h["kind"] for h in unmark(got["cards"].structured_content)["hits"]]
+    weak = unmark(got["weak"].structured_content)["hits"]
+    assert weak and all(h["weak"] for h in weak)
+
+
 def test_what_a_person_kept_private_never_reaches_a_client(tmp_path):
     path = tmp_path / "v"
     shutil.copytree(ROOT / "vault-template", path)

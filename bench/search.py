@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,18 @@ from memvault.model import Card  # noqa: E402
 ZH = ("数据库备份迁移服务器容器配置网络端口证书域名日志监控告警磁盘内存缓存队列任务调度用户订单支付"
       "价格运费库存商品图片搜索索引小说章节人物线索结局视角码头灯塔雾港警察记者编辑平台连载读者")
 SYLL = ["ka", "lo", "mi", "ter", "sun", "ber", "dol", "vex", "pra", "qui", "zan", "fo", "rin", "tas", "mor"]
-QUERIES = ["postgres backup", "数据库 迁移", "kalomi vexter", "caddy certificate renewal"]
+# Entities: two of n/20 + 5 plain ones per card (~40 cards each), and in HUB_SHARE of the cards one hub, the k-th
+# named with weight 1/k (at 100k cards "postgres" is named by ~5k cards: an entity hop must not sort them all).
+HUBS = ["postgres", "docker", "caddy", "stripe", "queue", "backup", "alice", "homelab", "雾港", "林晚", "码头", "小说"]
+HUB_WEIGHTS = [1 / (k + 1) for k in range(len(HUBS))]
+HUB_SHARE = 0.15
+# 30 queries: common and rare words, hubs and plain entities, Chinese, mixed, words no card holds.
+QUERIES = ["postgres backup", "数据库 迁移", "kalomi vexter", "caddy certificate renewal",
+           "docker deploy", "stripe queue", "postgres", "certificate", "kalomi", "vexter dolber",
+           "码头 灯塔", "小说 章节", "警察 记者", "缓存 队列", "订单 支付", "ent-42", "ent-4242 backup",
+           "sunmor prater", "deploy docker queue stripe", "雾港 码头 灯塔", "kaka kakan", "rinfo taster",
+           "alice homelab", "数据库", "服务器 配置", "postgres 备份", "caddy 证书", "林晚 小说", "日志 监控 告警",
+           "tasmor zanrin"]
 
 
 def words(rng: random.Random, n: int) -> list[str]:
@@ -45,10 +57,16 @@ def words(rng: random.Random, n: int) -> list[str]:
             for _ in range(n)]
 
 
-def make_vault(root: Path, n: int) -> None:
+def make_vault(root: Path, n: int, check_every: int = 997) -> None:
+    """The deterministic test vault. Card files are formatted here (codec.card_to_text runs YAML and redaction:
+    ~1M cards took hours on a loaded machine) and every `check_every`-th card, and any title outside the plain
+    shapes below, goes through codec.card_to_text itself: a generated file differs from what memvault writes
+    only if this function is wrong, and then it stops."""
     rng = random.Random(n)
     shutil.copytree(ROOT / "vault-template", root)
     months = [f"{2020 + m // 12}-{m % 12 + 1:02d}" for m in range(84)]
+    for month in months:
+        (root / "cards" / month).mkdir(parents=True, exist_ok=True)
     for i in range(n):
         month = months[i % 84]
         cid = f"c-{month.replace('-', '')}{(i // 84) % 28 + 1:02d}-{i:06x}"
@@ -58,13 +76,35 @@ def make_vault(root: Path, n: int) -> None:
         else:
             title = " ".join(words(rng, 6)).capitalize()
             body = " ".join(words(rng, 55)) + "."
-        ents = tuple(sorted({f"ent-{rng.randrange(n // 20 + 5)}" for _ in range(2)}))
-        card = Card(id=cid, kind="fact", title=title, body=body, project=f"p{i % 7}", entities=ents,
-                    created=f"{month}-01T10:00:00Z", valid_from=f"{month}-01",
-                    source={"kind": "distill", "run": "r-1", "episodes": [f"ep-{i:08d}"]})
-        folder = root / "cards" / month
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{cid}.md").write_text(codec.card_to_text(card), encoding="utf-8")
+        ents = {f"ent-{rng.randrange(n // 20 + 5)}" for _ in range(2)}
+        if rng.random() < HUB_SHARE:  # a hub: a thing many cards name (Zipf over HUBS)
+            ents.add(rng.choices(HUBS, HUB_WEIGHTS)[0])
+        ents = tuple(sorted(ents))
+        text = _card_text(cid, title, body, f"p{i % 7}", ents, month, i)
+        if text is None or i % check_every == 0:
+            card = Card(id=cid, kind="fact", title=title, body=body, project=f"p{i % 7}", entities=ents,
+                        created=f"{month}-01T10:00:00Z", valid_from=f"{month}-01",
+                        source={"kind": "distill", "run": "r-1", "episodes": [f"ep-{i:08d}"]})
+            slow = codec.card_to_text(card)
+            if text is not None and text != slow:
+                raise AssertionError(f"bench/search.py formats card {cid} unlike codec.card_to_text")
+            text = slow
+        with open(root / "cards" / month / f"{cid}.md", "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+_PLAIN_TITLE = re.compile(r"[A-Z][a-z]+(?: [a-z]+)+|[" + ZH + "]+")
+_PLAIN_ENTITY = re.compile(r"ent-[0-9]+|[a-z]+|[" + "".join(h for h in HUBS if not h.isascii()) + "]+")
+
+
+def _card_text(cid: str, title: str, body: str, project: str, ents: tuple[str, ...], month: str, i: int) -> str | None:
+    """What codec.card_to_text writes for a generated card, or None for a title YAML might quote."""
+    if not _PLAIN_TITLE.fullmatch(title) or not all(_PLAIN_ENTITY.fullmatch(e) for e in ents):
+        return None
+    return (f"---\nid: {cid}\nkind: fact\ntitle: {title}\nproject: {project}\nentities: [{', '.join(ents)}]\n"
+            f"created: {month}-01T10:00:00Z\nvalid_from: {month}-01\nvalid_to: null\nstatus: active\n"
+            f"confidence: user_stated\nsubject: null\nsource: {{kind: distill, run: r-1, episodes: [ep-{i:08d}]}}\n"
+            f"supersedes: []\nsuperseded_by: []\ntags: []\n---\n{body}\n")
 
 
 # Measured as a user's install runs: a non-editable copy of memvault in its own venv, byte-compiled as pip does

@@ -132,8 +132,10 @@ class CardsMixin:
 
         top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
         if top == 0:
-            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end.
+            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end, and the
+            # tantivy list is built from the new rows afterwards rather than queued row by row (lists.py).
             schema.drop_secondary(self.db)
+            self._lists_reset()
         # Trigger: a bulk build allocates millions of short-lived objects (rows, results from the workers) while
         # the heap holds few cycles. Why: the cyclic collector then rescans the growing heap again and again
         # (measured: a quarter of the writer's time). Outcome: off for the build, back on after.
@@ -141,7 +143,7 @@ class CardsMixin:
         gc.disable()
         cards: list[tuple] = []
         fts: list[tuple] = []
-        ents: list[tuple[int, str]] = []
+        ents: list[tuple[int, str, str]] = []
         slugs: dict[str, None] = {}
         sums = [0, 0, 0, 0, 0]
         rowid = top
@@ -164,7 +166,7 @@ class CardsMixin:
                     cards.append((rowid, path, month, mtime, size, digest, *fields))
                     fts.append((rowid, *texts))
                     for name in names:
-                        ents.append((rowid, name))
+                        ents.append((rowid, name, fields[4]))
                         slugs[name] = None
                     sums[0] += 1
                     sums[1] += lens[0]
@@ -185,7 +187,8 @@ class CardsMixin:
             if top == 0:
                 schema.create_secondary(self.db)
 
-    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str]]) -> None:
+    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str, str]]) -> None:
+        self._queue_cards(c[0] for c in cards)
         self.db.executemany(schema.INSERT_CARD, cards)
         self.db.executemany(schema.INSERT_CFTS, fts)
         self.db.executemany(schema.INSERT_CARD_ENTITY, ents)
@@ -217,8 +220,9 @@ class CardsMixin:
         fields, texts, names, lens = rec
         rowid = self.db.execute(schema.INSERT_CARD, (None, path, month, st[0], st[1], digest, *fields)).lastrowid
         self.db.execute(schema.INSERT_CFTS, (rowid, *texts))
+        self._queue_cards((rowid,))
         if names:
-            self.db.executemany(schema.INSERT_CARD_ENTITY, [(rowid, e) for e in names])
+            self.db.executemany(schema.INSERT_CARD_ENTITY, [(rowid, e, fields[4]) for e in names])
         for e in names:
             self._add_keys(e, [e.replace("-", " ")])
         self._bump(1, lens)
@@ -228,6 +232,7 @@ class CardsMixin:
                               (rowid,)).fetchone()
         if row is None:
             return
+        self._queue_cards((rowid,))
         self.db.execute("DELETE FROM cards WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM cfts WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM card_entities WHERE card = ?", (rowid,))

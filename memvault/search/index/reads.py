@@ -96,11 +96,17 @@ class ReadsMixin:
         return self.db.execute(sql, (match, *args)).fetchall()
 
     def entity_card_rowids(self, slug: str, flt: CardFilter, limit: int) -> list[int]:
-        """Rowids of the newest `limit` cards naming the entity `slug` that pass `flt`."""
+        """Rowids of the newest `limit` cards naming the entity `slug` that pass `flt` (ties: the card indexed
+        last first).
+
+        card_entities keeps each card's `created` beside the entity, and the index (entity, created, card) is
+        read backwards from the entity's newest card: the walk stops after `limit` cards that pass the filter,
+        however many cards name the entity (sorting all of them cost 30 ms for an entity named by 5,000 cards of
+        100k, and a search hops through several)."""
         where, args = _where(flt)
         return [r for (r,) in self.db.execute(
-            f"SELECT c.rowid FROM card_entities e JOIN cards c ON c.rowid = e.card WHERE e.entity = ?{where}"
-            f" ORDER BY c.created DESC LIMIT {limit}", (slug, *args))]
+            f"SELECT c.rowid FROM card_entities e JOIN cards c ON c.rowid = e.card"
+            f" WHERE e.entity = ?{where} ORDER BY e.created DESC, e.card DESC LIMIT {limit}", (slug, *args))]
 
     def card_id(self, rowid: int) -> str:
         return self.db.execute("SELECT id FROM cards WHERE rowid = ?", (rowid,)).fetchone()[0]

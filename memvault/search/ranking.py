@@ -112,8 +112,8 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     if not opts.bm25_only:
         _follow_chains(idx, scored, rows, q.intent, flt)
     missing = [r for r in scored if r not in rows]
-    if missing:
-        rows.update(idx.card_rows(missing))
+    if missing:  # reached through hops and chains only: shown, not re-scored
+        rows.update(idx.card_rows(missing, tokens=False))
     hits = []
     for rowid, (score, matched, why) in scored.items():
         row = rows[rowid]

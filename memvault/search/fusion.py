@@ -31,9 +31,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-RULES = ("rrf", "maxmin", "wsum")
+RULES = ("rrf", "maxmin", "wsum", "z")
 RULE, RRF_K, WEIGHT, WINDOW = "wsum", 60, 0.8, 0.3
-ADMIT, REJECT = 0.86, -1.0  # gates, as cosines (multilingual-e5-small): 1.0 / -1.0 switch them off
+DENSE_TOP, ADMIT_Z = 20, 2.0  # the "z" rule: nearest items that are candidates, and their gate in z units
+OLD_ADMIT = 0.86  # the admit cosine the other rules were measured with (multilingual-e5-small)
+ADMIT, REJECT = None, -1.0  # gates, as cosines: None = the rule's own (rrf/maxmin/wsum: OLD_ADMIT); -1.0: off
 
 
 class Fused(NamedTuple):
@@ -44,11 +46,14 @@ class Fused(NamedTuple):
 
 
 def fuse(lexical: Sequence[tuple[str, float]], meaning: Mapping[str, float], *,
-         admit: float = ADMIT, reject: float = REJECT, rule: str = RULE, k: float = RRF_K,
-         weight: float = WEIGHT, window: float = WINDOW) -> list[Fused]:
+         admit: float | None = ADMIT, reject: float = REJECT, rule: str = RULE, k: float = RRF_K,
+         weight: float = WEIGHT, window: float = WINDOW, top: int = DENSE_TOP, admit_z: float = ADMIT_Z) -> list[Fused]:
     """The fused ranking of one query (module docstring), best first; ties by key."""
     if rule not in RULES:
         raise ValueError(f"fusion rule must be one of {', '.join(RULES)}")
+    if rule == "z":
+        return _fuse_z(lexical, meaning, admit, reject, weight, top, admit_z)
+    admit = OLD_ADMIT if admit is None else admit
     lex_rank = {key: i for i, (key, _) in enumerate(lexical)}
     lex_score = dict(lexical)
     top_lex = max((s for _, s in lexical), default=0.0)
@@ -74,5 +79,47 @@ def fuse(lexical: Sequence[tuple[str, float]], meaning: Mapping[str, float], *,
             else:
                 score = weight * lx + (1.0 - weight) * dn
         out.append(Fused(key, score, cos, in_lex))
+    out.sort(key=lambda f: (-f.score, f.key))
+    return out
+
+
+def _z(values: Sequence[float]) -> tuple[float, float]:
+    """(mean, standard deviation) of `values`; a deviation of 0 (or one value) comes back as 0."""
+    if len(values) < 2:
+        return (values[0] if values else 0.0), 0.0
+    mean = sum(values) / len(values)
+    return mean, (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+
+
+def _fuse_z(lexical: Sequence[tuple[str, float]], meaning: Mapping[str, float], admit: float | None,
+            reject: float, weight: float, top: int, admit_z: float) -> list[Fused]:
+    """The "z" rule: candidates are the lexical hits and the `top` nearest items; each side's score becomes a
+    z-score over the candidates (lexical: 0 for an item the words did not find; dense: the candidates' mean for an
+    item without a vector), and the fused score is weight * z_lexical + (1 - weight) * z_dense. An item only the
+    dense side found is admitted when its cosine stands admit_z standard deviations above the mean of every
+    cosine the dense side reported for the query (its nearest items: the model's own scale, measured per
+    question, not a constant of one model), and, with `admit` set, when its cosine is at least `admit`."""
+    lex = dict(lexical)
+    dense_order = sorted(meaning.items(), key=lambda kv: (-kv[1], kv[0]))
+    mu_all, sd_all = _z([c for _, c in dense_order])
+    near = []
+    for key, cos in dense_order[:top]:
+        if key in lex:
+            continue
+        if sd_all <= 0 or (cos - mu_all) / sd_all < admit_z or (admit is not None and cos < admit):
+            continue
+        near.append(key)
+    keys = [k_ for k_, _ in lexical if not (meaning.get(k_) is not None and meaning[k_] < reject)] + near
+    if not keys:
+        return []
+    mu_l, sd_l = _z([lex.get(k_, 0.0) for k_ in keys])
+    known = [meaning[k_] for k_ in keys if k_ in meaning]
+    mu_d, sd_d = _z(known)
+    out = []
+    for key in keys:
+        cos = meaning.get(key)
+        zl = (lex.get(key, 0.0) - mu_l) / sd_l if sd_l > 0 else 0.0
+        zd = (cos - mu_d) / sd_d if cos is not None and sd_d > 0 else 0.0
+        out.append(Fused(key, weight * zl + (1.0 - weight) * zd, cos, key in lex))
     out.sort(key=lambda f: (-f.score, f.key))
     return out

@@ -229,3 +229,41 @@ def test_a_reused_rowid_is_not_found_by_its_old_words(built, vault):
     built.refresh()
     assert built.card_candidates(["echidna"], False, WEIGHTS, CardFilter(), 5) == [rowid]  # the same rowid
     assert built.card_candidates(["platypus"], False, WEIGHTS, CardFilter(), 5) == []
+
+
+def test_a_bulk_build_fills_the_folder_as_it_writes_and_it_matches_a_build_from_sqlite(vault, tantivy_on,
+                                                                                        monkeypatch):
+    from memvault.search.index import cards as index_cards
+    from memvault.vault import codec
+
+    for i in range(2600):  # past cards.BULK: worker processes, and the tantivy folder filled row by row
+        month = f"2025-{i % 12 + 1:02d}"
+        c = card(f"c-2025{i % 12 + 1:02d}01-{i:04x}", f"note {i} about kalomi{i % 50}", f"vexter{i % 97} 数据{i % 13}库",
+                 created=f"{month}-01T10:00:00Z", entities=(f"ent-{i % 40}",), project=("a", "b")[i % 2],
+                 status="retracted" if i % 11 == 0 else "active")
+        (vault / "cards" / month).mkdir(parents=True, exist_ok=True)
+        (vault / "cards" / month / f"{c.id}.md").write_text(codec.card_to_text(c), encoding="utf-8")
+    queries = [tokenize.tokens(q) for q in ("kalomi7", "vexter3 kalomi9", "数据库", "note 12", "ent 5")]
+
+    def candidates(idx):
+        return [[sorted(idx.card_id(r) for r in idx.card_candidates(t, every, WEIGHTS, flt, 5000))
+                 for t in queries for every in (False, True)] for flt in (CardFilter(), CardFilter(project="b"))]
+
+    with Index(vault) as idx:
+        idx.refresh()
+        streamed = idx.meta("lists")
+        assert streamed and idx.meta("lists_ready") == streamed
+        assert idx.db.execute("SELECT count(*) FROM tq").fetchone()[0] == 0
+        assert in_tantivy(idx) == 2600
+        got = candidates(idx)
+    shutil.rmtree(vault / ".memvault")
+    monkeypatch.setattr(index_cards, "BULK", 10**9)  # one by one, then the folder built from SQLite afterwards
+    with Index(vault) as idx:
+        idx.refresh()
+        assert idx.meta("lists") and idx.meta("lists") != streamed
+        assert candidates(idx) == got
+    monkeypatch.setenv("MEMVAULT_SEARCH_ENGINE", "fts5")
+    with Index(vault) as idx:
+        assert candidates(idx) == got
+    assert len(list((vault / ".memvault").glob("cards-*.tantivy"))) == 1
+    assert any(len(c) > 10 for flt in got for c in flt)

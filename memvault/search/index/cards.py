@@ -131,11 +131,13 @@ class CardsMixin:
                 yield (root, path, self.mode)
 
         top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
+        stream = None
         if top == 0:
             # An empty index (first build, reindex): secondary indexes are cheaper built once at the end, and the
             # tantivy list is built from the new rows afterwards rather than queued row by row (lists.py).
             schema.drop_secondary(self.db)
             self._lists_reset()
+            stream = self._lists_stream(len(todo))
         # Trigger: a bulk build allocates millions of short-lived objects (rows, results from the workers) while
         # the heap holds few cycles. Why: the cyclic collector then rescans the growing heap again and again
         # (measured: a quarter of the writer's time). Outcome: off for the build, back on after.
@@ -156,7 +158,7 @@ class CardsMixin:
                         # the highest one written: the new rows held back here must be written first, and the
                         # next ones numbered past it (else a fold of thousands of cards, which updates and adds
                         # cards in one refresh, failed with "UNIQUE constraint failed: cards.rowid").
-                        self._write_rows(cards, fts, ents)
+                        self._write_rows(cards, fts, ents, queue=stream is None)
                         cards, fts, ents = [], [], []
                         self._apply(path, month, old, prepared, report)
                         rowid = max(rowid, self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0])
@@ -165,6 +167,8 @@ class CardsMixin:
                     rowid += 1
                     cards.append((rowid, path, month, mtime, size, digest, *fields))
                     fts.append((rowid, *texts))
+                    if stream is not None:
+                        self._lists_stream_add(stream, rowid, fields, texts)
                     for name in names:
                         ents.append((rowid, name, fields[4]))
                         slugs[name] = None
@@ -174,9 +178,11 @@ class CardsMixin:
                     sums[3] += lens[2]
                     sums[4] += lens[3]
                     if len(cards) >= 5000:
-                        self._write_rows(cards, fts, ents)
+                        self._write_rows(cards, fts, ents, queue=stream is None)
                         cards, fts, ents = [], [], []
-            self._write_rows(cards, fts, ents)
+            self._write_rows(cards, fts, ents, queue=stream is None)
+            if stream is not None:
+                self._lists_stream_done(stream)
             report.cards_added += sums[0]
             self._bump(sums[0], sums[1:])
             for e in slugs:
@@ -187,8 +193,10 @@ class CardsMixin:
             if top == 0:
                 schema.create_secondary(self.db)
 
-    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str, str]]) -> None:
-        self._queue_cards(c[0] for c in cards)
+    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str, str]],
+                    queue: bool = True) -> None:
+        if queue:  # (not when the bulk build writes these rows to a new tantivy folder itself)
+            self._queue_cards(c[0] for c in cards)
         self.db.executemany(schema.INSERT_CARD, cards)
         self.db.executemany(schema.INSERT_CFTS, fts)
         self.db.executemany(schema.INSERT_CARD_ENTITY, ents)

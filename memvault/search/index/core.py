@@ -96,6 +96,8 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         # refresh (reindex) applies every waiting change.
         self._lists_open = None
         self.sync_lists(force=full)
+        if self.__dict__.pop("_lists_streamed", False):  # a bulk build wrote a new folder: the old ones go
+            self._drop_other_lists(self.meta("lists") or "", self.meta("lists_ready") or "")
         return report
 
     def _new_generation(self) -> None:

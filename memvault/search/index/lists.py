@@ -255,13 +255,43 @@ class ListsMixin:
         self._write(lambda: self.db.execute("DELETE FROM tq WHERE seq <= ?", (top,)))
         return "applied"
 
-    def _drop_other_lists(self, keep: str) -> None:
+    # -- built alongside a bulk build of an empty index (cards.py), inside its transaction
+    def _lists_stream(self, n_cards: int) -> Any:
+        """(tantivy, writer, id) of a new folder that a bulk build of `n_cards` cards fills as it writes the rows
+        (tantivy indexes in its own thread meanwhile), or None when tantivy is not used for such a vault. The
+        id is recorded at once, so cards the build writes another way (_apply) are queued for it."""
+        tv = load()
+        if tv is None or (engine() == "auto" and n_cards < LISTS_FROM):
+            return None
+        ident = os.urandom(6).hex()
+        path = self._lists_dir(ident)
+        path.mkdir(parents=True, exist_ok=True)
+        writer = tv.Index(_schema(tv), path=str(path), reuse=False).writer(HEAP, 1)
+        self.set_meta("lists", ident)
+        return tv, writer, ident
+
+    def _lists_stream_add(self, stream: Any, rowid: int, fields: Sequence[Any], texts: Sequence[str]) -> None:
+        # fields: cards columns after the hash (id, kind, project, status, ...)
+        stream[1].add_document(_document(stream[0], (rowid, fields[3], fields[2], fields[1], *texts)))
+
+    def _lists_stream_done(self, stream: Any) -> None:
+        """Commit the folder and mark it complete (still inside the build's transaction: if that rolls back, the
+        folder is an orphan that the next build deletes)."""
+        _tv, writer, ident = stream
+        writer.commit()
+        writer.wait_merging_threads()
+        self.set_meta("lists_ready", ident)
+        self._lists_open = None
+        self._lists_streamed = True
+
+    def _drop_other_lists(self, *keep: str) -> None:
         """Delete the folders of earlier builds (derived data; a search still reading one keeps its open files)."""
         from memvault.vault.files import remove_tree
 
         with contextlib.suppress(FileNotFoundError):
             for entry in os.scandir(self.root / ".memvault"):
-                if entry.name.startswith(PREFIX) and entry.name.endswith(SUFFIX) and entry.name != f"{PREFIX}{keep}{SUFFIX}":
+                if (entry.name.startswith(PREFIX) and entry.name.endswith(SUFFIX)
+                        and entry.name[len(PREFIX):-len(SUFFIX)] not in keep):
                     remove_tree(entry.path)
 
 

@@ -20,15 +20,29 @@ def test_dense_only_needs_admit_and_lexical_below_reject_is_dropped():
 
 
 def test_the_chosen_defaults_keep_lexical_order_on_words_and_add_paraphrases_after():
-    # e5-like cosines: everything sits in 0.75-0.90. With the defaults (wsum 0.8, window 0.3, admit 0.86) a
-    # clearly better lexical hit stays first, meaning breaks a lexical near-tie, a dense-only item at or above
-    # 0.86 is shown after the lexical hits, one below is not, and no lexical hit is dropped for its cosine.
+    # e5-like cosines: everything sits in 0.75-0.90. With the defaults (z, lexical weight 0.7, 20 nearest as
+    # candidates) and e5's measured admit 0.86, a clearly better lexical hit stays first, meaning breaks a
+    # lexical near-tie, a dense-only item at or above 0.86 is shown after the lexical hits, one below is not,
+    # and no lexical hit is dropped for its cosine.
+    from memvault.search.fusion import admit_for
+
     lexical = [("a", 10.0), ("b", 5.0), ("c", 4.9)]
     meaning = {"a": 0.80, "b": 0.78, "c": 0.88, "p": 0.87, "q": 0.85}
-    out = fuse(lexical, meaning)
+    out = fuse(lexical, meaning, admit=admit_for("multilingual-e5-small-q4"))
     assert [f.key for f in out] == ["a", "c", "b", "p"]
     assert [f.lexical for f in out] == [True, True, True, False]
     assert out[3].meaning == 0.87
+
+
+def test_a_model_nobody_measured_gets_the_z_gate():
+    from memvault.search.fusion import ADMIT_Z, admit_for
+
+    assert admit_for("intfloat/multilingual-e5-small") == 0.86 and admit_for("text-embedding-3-small") is None
+    # without a measured admit, a dense-only item must stand ADMIT_Z deviations above the question's cosines
+    near = {f"n{i:02d}": 0.50 + 0.002 * i for i in range(40)}
+    assert [f.key for f in fuse([("a", 1.0)], {**near, "p": 0.53})] == ["a"]
+    assert [f.key for f in fuse([("a", 1.0)], {**near, "p": 0.70})][-1] == "p"
+    assert ADMIT_Z >= 2.0
 
 
 def test_no_vectors_keeps_the_lexical_order():

@@ -137,10 +137,11 @@ class ListsMixin:
         """How many cards hold any of `terms` (tokens as the index spells them); pending cards counted as tantivy
         last saw them (the count only decides whether to rank the AND of the words first)."""
         lists = self._lists()
-        if lists is None:
-            return self.count_matches(fts_match(terms))
-        tv, schema, searcher, _pending = lists
-        return searcher.search(_words(tv, schema, terms, every=False), limit=1, count=True).count
+        if lists is not None:
+            tv, schema, searcher, _pending = lists
+            with contextlib.suppress(Exception):  # tantivy failed on this folder: FTS5 answers, as without it
+                return searcher.search(_words(tv, schema, terms, every=False), limit=1, count=True).count
+        return self.count_matches(fts_match(terms))
 
     def card_candidates(self, terms: Sequence[str], every: bool, weights: Sequence[float], flt: CardFilter,
                         limit: int) -> list[int]:
@@ -149,13 +150,17 @@ class ListsMixin:
         from FTS5, so the list may be a little longer than `limit`."""
         lists = self._lists()
         match = fts_all(terms) if every else fts_match(terms)
-        if lists is None:
+        ranked = None
+        if lists is not None:
+            tv, schema, searcher, pending = lists
+            try:
+                query = _filtered(tv, schema, _words(tv, schema, terms, every), flt)
+                hits = searcher.search(query, limit=limit + len(pending), count=False).hits
+                ranked = [r for r in searcher.fast_field_values("rowid", [a for _s, a in hits]) if r not in pending]
+            except Exception:  # noqa: BLE001 - tantivy failed on this folder: FTS5 answers, as without it
+                ranked = None
+        if ranked is None:
             return [r for (r,) in self.rank_cards(match, weights, flt, limit)]
-        tv, schema, searcher, pending = lists
-        query = _filtered(tv, schema, _words(tv, schema, terms, every), flt)
-        page = limit + len(pending)
-        hits = searcher.search(query, limit=page, count=False).hits
-        ranked = [r for r in searcher.fast_field_values("rowid", [a for _s, a in hits]) if r not in pending]
         # SQLite is the truth: the page is checked against `cards` (a card gone or retracted since is dropped).
         where, args = _where(flt)
         live = {r for (r,) in self.db.execute(

@@ -183,7 +183,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def bench(size: int, runs: int, base: Path, user_py: str, existing: Path | None = None, fts5: bool = False,
-          quick: bool = False) -> dict:
+          quick: bool = False, rg_too: bool = True) -> dict:
     root = existing or base / f"v{size}"
     t = time.perf_counter()
     if existing is None:
@@ -216,20 +216,23 @@ def bench(size: int, runs: int, base: Path, user_py: str, existing: Path | None 
                 fts5_t[q].append(timed(cmd + q.split(), fts5_env, what=f"fts5 {size}"))
             if not quick:
                 typer_t.append(timed(typer_cmd + q.split(), ENV))
-            rg = ["rg", "-l", "-i"]
-            for w in q.split():
-                rg += ["-e", w]
-            rg_t[q].append(timed(rg + [str(root / "cards")], what=f"rg {size}"))
+            if rg_too:
+                rg = ["rg", "-l", "-i"]
+                for w in q.split():
+                    rg += ["-e", w]
+                rg_t[q].append(timed(rg + [str(root / "cards")], what=f"rg {size}"))
     # per query: the median of its runs; the ratio rg / search of each query, then their median and worst
     med = {q: pct(v, .5) for q, v in search_t.items()}
-    ratios = sorted((pct(rg_t[q], .5) / med[q], q) for q in QUERIES)
+    ratios = sorted((pct(rg_t[q], .5) / med[q], q) for q in QUERIES) if rg_too else [(float("nan"), "-")]
     out.update(search_p50=pct([x for v in search_t.values() for x in v], .5),
                search_p95=pct([x for v in search_t.values() for x in v], .95),
                slowest=max((m, q) for q, m in med.items()),
-               rg_p50=pct([x for v in rg_t.values() for x in v], .5),
+               rg_p50=pct([x for v in rg_t.values() for x in v], .5) if rg_too else float("nan"),
                ratio_median=pct([r for r, _ in ratios], .5), ratio_worst=ratios[0],
                typer_p50=pct(typer_t, .5) if typer_t else float("nan"))
     if fts5:
+        out["fts5_wall_p50"] = pct([x for v in fts5_t.values() for x in v], .5)
+    if fts5 and rg_too:
         fmed = {q: pct(v, .5) for q, v in fts5_t.items()}
         out.update(fts5_p50=pct([x for v in fts5_t.values() for x in v], .5),
                    fts5_ratio_median=pct([pct(rg_t[q], .5) / fmed[q] for q in QUERIES], .5),
@@ -302,8 +305,10 @@ def main() -> int:
                     "(the fallback without tantivy, and memvault before it) in the same run")
     ap.add_argument("--quick", action="store_true", help="no build, reindex or Typer path (an --existing vault's index "
                     "is used as it is): searches, rg and one new card")
+    ap.add_argument("--no-rg", action="store_true", help="no rg runs (at 1M cards one rg takes 30-60 s on a loaded "
+                    "machine; the 1M goals name no ratio)")
     args = ap.parse_args()
-    if shutil.which("rg") is None:
+    if shutil.which("rg") is None and not args.no_rg:
         print("ripgrep (rg) is missing: install it with `apt-get install -y ripgrep` and run again", file=sys.stderr)
         return 2
     print(f"{len(QUERIES)} queries, {args.runs} runs each, interleaved; whole-process times (ms); rg/search: per "
@@ -315,7 +320,7 @@ def main() -> int:
             script.write_text(f"#!{user_py}\n{body}")
             script.chmod(0o755)
         for size in (int(s) for s in args.sizes.split(",")):
-            r = bench(size, args.runs, Path(tmp), user_py, args.existing, args.fts5, args.quick)
+            r = bench(size, args.runs, Path(tmp), user_py, args.existing, args.fts5, args.quick, not args.no_rg)
             print(f"\n{r['size']} cards")
             if not args.quick:
                 print(f"  build {r['build_s']:.1f} s (peak {r['build_mib']:.0f} MiB); reindex {r['reindex_s']:.1f} s "
@@ -327,9 +332,11 @@ def main() -> int:
             print(f"  rg/search: median {r['ratio_median']:.1f}x, worst {r['ratio_worst'][0]:.1f}x "
                   f"({r['ratio_worst'][1]}); same top-10 with FTS5's candidates: {r['same_top10']}/{len(QUERIES)}")
             cpu = {k.split()[0]: pct(v, .5) * 1000 for k, v in CPU.items() if k.endswith(f" {size}")}
-            print(f"  CPU time (user + system) p50: search {cpu['search']:.1f}, rg -l {cpu['rg']:.1f}"
-                  + (f", FTS5 search {cpu['fts5']:.1f}" if "fts5" in cpu else ""))
             if args.fts5:
+                print(f"  FTS5 (no tantivy): search p50 {r['fts5_wall_p50'] * 1000:.1f}")
+            print(f"  CPU time (user + system) p50: search {cpu['search']:.1f}, rg -l {cpu.get('rg', float('nan')):.1f}"
+                  + (f", FTS5 search {cpu['fts5']:.1f}" if "fts5" in cpu else ""))
+            if args.fts5 and not args.no_rg:
                 print(f"  FTS5 (no tantivy): search p50 {r['fts5_p50'] * 1000:.1f}; rg/search median "
                       f"{r['fts5_ratio_median']:.1f}x, worst {r['fts5_ratio_worst']:.1f}x", flush=True)
     return 0

@@ -55,3 +55,16 @@ def test_a_full_refresh_stats_every_card(vault):
         os.utime(path.parent, ns=(path.parent.stat().st_atime_ns, path.parent.stat().st_mtime_ns + 10**9))
         assert idx.refresh().cards_updated == 0  # the folder moved, the card's inode did not: not re-read
         assert idx.refresh(full=True).cards_updated == 1  # what `memvault reindex` runs
+
+
+def test_every_month_folder_seen_is_remembered_with_its_mtime(vault):
+    write(vault, *[card(f"c-2025{m:02d}01-a{i:03d}", f"Note {i}", "body") for m in (1, 2, 3) for i in range(3)])
+    for below in (0, 10**6):  # a big vault (inodes trusted) and a small one (every card statted)
+        with Index(vault, stat_all_below=below) as idx:
+            idx.refresh()
+            write(vault, card("c-20250101-z001", "one more", "body"), card("c-20250301-z001", "and one", "body"))
+            idx.refresh()
+            dirs = dict(idx.db.execute("SELECT path, mtime_ns FROM dirs"))
+            assert dirs == {f"cards/{p.name}": p.stat().st_mtime_ns for p in (vault / "cards").iterdir()}
+        (vault / "cards" / "2025-01" / "c-20250101-z001.md").unlink()
+        (vault / "cards" / "2025-03" / "c-20250301-z001.md").unlink()

@@ -47,20 +47,24 @@ class CardsMixin:
         if not todo:
             return
         known: dict[str, dict[str, tuple]] = {}
-        # (the columns of the covering index cards_month: a month of 12k cards is read from the index alone)
-        rows = self.db.execute("SELECT rowid, path, month, mtime_ns, size, hash, ino FROM cards") if full else (
-            self.db.execute(f"SELECT rowid, path, month, mtime_ns, size, hash, ino FROM cards WHERE month IN"
-                            f" ({','.join('?' * len(todo))})", todo))
-        for rowid, p, month, m, z, h, ino in rows:
-            known.setdefault(month, {})[p] = (rowid, m, z, h, ino)
+        if full:
+            for rowid, p, month, m, z, h, ino in self.db.execute(
+                    "SELECT rowid, path, month, mtime_ns, size, hash, ino FROM cards"):
+                known.setdefault(month, {})[p] = (rowid, m, z, h, ino)
+        else:
+            # Names and inodes only, from the covering index cards_month (a month of 12k cards at 1M cards); the
+            # rest of a row is read for the few entries whose inode moved (_sync_month).
+            for rel in todo:
+                known[rel] = {p: (rowid, ino) for p, rowid, ino in self.db.execute(
+                    "SELECT path, rowid, ino FROM cards WHERE month = ?", (rel,))}
         changed: list[tuple[str, str, Any, int | None]] = []
         fix: list[tuple[int, int]] = []
         for rel in todo:
             self._sync_month(rel, known.get(rel, {}), report, changed, fix, trust_inode=not full)
-        if fix:
-            self.db.executemany("UPDATE cards SET ino = ? WHERE rowid = ?", fix)
             if stored.get(rel) != current[rel]:
                 self.db.execute("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", (rel, current[rel]))
+        if fix:
+            self.db.executemany("UPDATE cards SET ino = ? WHERE rowid = ?", fix)
         self._index_many(changed, report)
 
     def _drop_month(self, rel: str, report: RefreshReport) -> None:
@@ -92,8 +96,11 @@ class CardsMixin:
                     if old is None:  # new to the index: indexing reads and stats it (a build skips 100k stats)
                         todo.append((path, rel, None, ino))
                         continue
-                    if trust_inode and old[4] == ino:
-                        continue
+                    if trust_inode:
+                        if old[1] == ino:
+                            continue
+                        old = self.db.execute("SELECT rowid, mtime_ns, size, hash, ino FROM cards WHERE rowid = ?",
+                                              (old[0],)).fetchone()
                     try:
                         st = entry.stat()
                     except FileNotFoundError:

@@ -332,7 +332,7 @@ def main() -> int:
             print(f"  rg/search: median {r['ratio_median']:.1f}x, worst {r['ratio_worst'][0]:.1f}x "
                   f"({r['ratio_worst'][1]}); same top-10 with FTS5's candidates: {r['same_top10']}/{len(QUERIES)}")
             cpu = {k.split()[0]: pct(v, .5) * 1000 for k, v in CPU.items() if k.endswith(f" {size}")}
-            if args.fts5:
+            if args.fts5 and args.no_rg:
                 print(f"  FTS5 (no tantivy): search p50 {r['fts5_wall_p50'] * 1000:.1f}")
             print(f"  CPU time (user + system) p50: search {cpu['search']:.1f}, rg -l {cpu.get('rg', float('nan')):.1f}"
                   + (f", FTS5 search {cpu['fts5']:.1f}" if "fts5" in cpu else ""))

@@ -3,8 +3,10 @@
 Runs the own eval (eval/questions.jsonl over eval/fixture, every question type) and LoCoMo dev (`--locomo PATH`,
 default ../shared/data/locomo-dev; `--no-locomo` skips it) twice: memvault's lexical ranking alone, and the same
 ranking fused with a dense one by memvault.search.fusion.fuse. Figures are printed for all questions and for the
-two halves (even / odd question number; the fusion rule and constants were chosen on the even half and the odd
-half is the held-out check).
+two halves: the tuning half (own eval: even question numbers; LoCoMo: conversations 0-2) on which the fusion rule
+and its constants are chosen, and the held-out half (odd question numbers; conversations 3-4) on which they are
+reported. `--sweep` prints every setting of the grid on both halves and picks the best one on the tuning half
+alone (see `choose`).
 
 Where the pieces come from:
 - lexical: memvault's own search service (search.run_search, in-process), with a generous limit (LEX_LIMIT) so
@@ -48,6 +50,7 @@ from memvault.search import service as search  # noqa: E402
 
 LEX_LIMIT = 50  # lexical hits handed to fusion
 NEIGHBOURS = 50  # dense nearest items handed to fusion (plus every lexical hit's cosine)
+TUNE_CONV = 2  # LoCoMo conversations 0..TUNE_CONV are the tuning half, the later ones are held out
 SHOW = 10  # what a person reads: figures and the negatives' false positives are over the first SHOW hits
 
 
@@ -234,7 +237,7 @@ def locomo_cases(data: Path, embedder: Embedder) -> tuple[list[Case], dict[str, 
                 for h in hits:
                     all_refs.setdefault(h.id, h.refs)
                 lex = [(h.id, h.score) for h in hits]
-                cases.append(Case(q, lex, dense.meaning(q["question"], [k for k, _ in lex]), i % 2))
+                cases.append(Case(q, lex, dense.meaning(q["question"], [k for k, _ in lex]), int(q["conv"] > TUNE_CONV)))
     return cases, all_refs
 
 
@@ -254,38 +257,59 @@ def locomo_figures(cases: list[Case], refs: dict[str, tuple[str, ...]], setting:
 
 # ---------------------------------------------------------------- settings and printing
 
-CHOSEN: dict = {}  # fusion.fuse's defaults: the chosen rule and constants (fusion.py, eval/REPORT.md)
+# fusion.fuse's defaults (the chosen rule and constants, fusion.py, eval/REPORT.md) with the admit cosine the product
+# uses for the model embedded here (fusion.admit_for, as search/dense/hybrid.py does).
+CHOSEN: dict = {"admit": fusion.admit_for("multilingual-e5-small")}
 
 
 def grid() -> list[tuple[str, dict | None]]:
     """The fusion settings the sweep compares (label, fuse keyword arguments; None = lexical only)."""
-    out: list[tuple[str, dict | None]] = [("lexical only", None), ("chosen (fusion.py defaults)", CHOSEN)]
-    for admit in (1.0, 0.86):
-        for k in (5, 10, 30, 60):
-            out.append((f"rrf k={k} admit={admit}", dict(rule="rrf", k=k, admit=admit)))
-        for w in (0.1, 0.3, 0.5):
-            for window in (0.1, 0.2, 0.3):
-                out.append((f"maxmin w={w} win={window} admit={admit}",
-                            dict(rule="maxmin", weight=w, window=window, admit=admit)))
-        for a in (0.3, 0.5, 0.6, 0.7, 0.8, 0.9):
-            for window in (0.05, 0.1, 0.2, 0.3):
-                out.append((f"wsum a={a} win={window} admit={admit}",
-                            dict(rule="wsum", weight=a, window=window, admit=admit)))
-    for admit in (0.84, 0.85, 0.855, 0.865, 0.87, 0.88):
-        out.append((f"chosen, admit={admit}", dict(admit=admit)))
-    for reject in (0.70, 0.75, 0.78, 0.80, 0.82):
-        out.append((f"chosen, reject={reject}", dict(reject=reject)))
+    out: list[tuple[str, dict | None]] = [("lexical only", None), ("chosen (fusion.py defaults)", CHOSEN),
+                                          ("before: wsum 0.8 win 0.3 admit 0.86", dict(rule="wsum", weight=0.8,
+                                                                                      window=0.3, admit=0.86))]
+    for w in (0.4, 0.5, 0.6, 0.7, 0.8):
+        for top in (10, 20, 30):
+            for z in (1.0, 1.5, 2.0, 2.5, 3.0, 99.0):
+                out.append((f"z w={w} top={top} admit_z={z}", dict(rule="z", weight=w, top=top, admit_z=z)))
+            for admit in (0.85, 0.86):
+                out.append((f"z w={w} top={top} admit={admit}", dict(rule="z", weight=w, top=top, admit_z=-99.0,
+                                                                      admit=admit)))
+    for k in (10, 60):
+        out.append((f"rrf k={k} admit=0.86", dict(rule="rrf", k=k, admit=0.86)))
+    for w in (0.5, 0.6, 0.7):
+        out.append((f"wsum a={w} win=0.3 admit=0.86", dict(rule="wsum", weight=w, window=0.3, admit=0.86)))
     return out
+
+
+def choose(rows: list[tuple[str, dict | None, dict, dict | None]]) -> tuple[str, dict | None]:
+    """The setting picked on the tuning half only: among those that keep every tuning-half figure of the lexical
+    ranking (old set R@5, old MRR within 0.05, old negatives' false positives, entity-bridge R@1, LoCoMo turn
+    R@10), the highest own MRR + LoCoMo turn R@10 + LoCoMo multi-hop R@10 (tuning half)."""
+    base = next((f, lf) for label, setting, f, lf in rows if setting is None)
+    b, bl = base[0][0], base[1]
+    best, key = ("lexical only", None), -1.0
+    for label, setting, f, lf in rows:
+        o = f[0]
+        if (o["old"]["r5"] < b["old"]["r5"] or o["old"]["mrr"] < b["old"]["mrr"] - 0.05
+                or o["old"]["neg_fp"] > b["old"]["neg_fp"] or o["entity-bridge"]["r1"] < b["entity-bridge"]["r1"]
+                or (lf and lf[(0, "all")]["r10"] < bl[(0, "all")]["r10"])):
+            continue
+        value = o["all"]["mrr"] + (lf[(0, "all")]["r10"] + lf[(0, "multi-hop")]["r10"] if lf else 0.0)
+        if value > key + 1e-9:
+            best, key = (label, setting), value
+    return best
 
 
 HEAD = f"{'':36s} half  MRR  oldR@5 oldMRR oldFP paraR@5 negFP  brR@1 | LoCoMo R@10 multi-hop"
 
 
-def row(label: str, own: list[Case], loco: list[Case], refs, setting: dict | None) -> str:
-    f = own_figures(own, setting)
-    lf = locomo_figures(loco, refs, setting) if loco else None
+def figures(own: list[Case], loco: list[Case], refs, setting: dict | None) -> tuple[dict, dict | None]:
+    return own_figures(own, setting), (locomo_figures(loco, refs, setting) if loco else None)
+
+
+def row(label: str, f: dict, lf: dict | None) -> str:
     lines = []
-    for half, name in (("all", "all"), (0, "even"), (1, "odd")):
+    for half, name in (("all", "all"), (0, "tune"), (1, "held")):
         o = f[half]
         neg = lambda s: f"{round(s['neg_fp'] * s['neg_n'])}/{s['neg_n']}"  # noqa: E731
         line = (f"{label if half == 'all' else '':36s} {name:4s} {o['all']['mrr']:.3f}  {o['old']['r5']:.3f}  "
@@ -321,9 +345,17 @@ def main(argv: list[str] | None = None) -> int:
           f" s ({emb.embedded} texts embedded now, {emb.seconds:.1f} s in the model; cache {emb.path})")
     settings = grid() if args.sweep else [("lexical only", None), ("hybrid (fusion.py defaults)", CHOSEN)]
     print("MRR: over every question with an expected card; old: q01-q93; para: paraphrase-hard; neg: "
-          "negative-hard; br: entity-bridge\n" + HEAD)
+          "negative-hard; br: entity-bridge; tune: even question numbers, LoCoMo conversations 0-"
+          f"{TUNE_CONV}; held: odd numbers, later conversations\n" + HEAD)
+    measured = []
     for label, setting in settings:
-        print(row(label, own, loco, refs, setting), flush=True)
+        f, lf = figures(own, loco, refs, setting)
+        measured.append((label, setting, f, lf))
+        print(row(label, f, lf), flush=True)
+    if args.sweep:
+        label, setting = choose(measured)
+        f, lf = next((f, lf) for lb, _s, f, lf in measured if lb == label)
+        print(f"\nchosen on the tuning half alone: {label} {setting}\n" + HEAD + "\n" + row(label, f, lf))
     if loco:
         print("\nLoCoMo split by conversation instead (even conversations | odd), turn R@10 / multi-hop R@10:")
         for label, setting in settings[:2]:

@@ -1,4 +1,4 @@
-"""Card ranking: candidates from FTS5, from the entities a query names and from expansion terms (expand.py),
+"""Card ranking: candidates from the index's word lists (tantivy, or FTS5 without it), from the entities a query names and from expansion terms (expand.py),
 BM25F re-scored on them, the relevance floor (and the one-word floor for a hit resting on a name or on synonyms
 only), entity hops damped for hubs, supersede chains, and the status rules (superseded cards demoted unless the
 question asks about history). Reads the index only through named Index methods (no SQL here); imports no other
@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 
 from memvault.search import bm25, expand
-from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
+from memvault.search.index import CARD_FIELDS, CardFilter, Index
 from memvault.search.query import POOL, Query, and_first_above, prune
 from memvault.search.results import Hit, SearchOptions
 from memvault.search.snippets import pending
@@ -40,15 +40,15 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     cand: dict[int, None] = {}
     if match_terms:
         weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
-        rows = []
-        if len(match_terms) > 1 and idx.count_matches(fts_match(match_terms)) > and_first_above(n_docs):
+        rows: list[int] = []
+        if len(match_terms) > 1 and idx.count_card_matches(match_terms) > and_first_above(n_docs):
             # Trigger: tens of thousands of cards hold some query word. Why: ranking them all costs ~100 ms at
-            # 100k cards, and the cards holding every word are the best-scored anyway. Outcome: rank those
-            # first; the OR query runs only when too few cards hold them all.
-            rows = idx.rank_cards(fts_all(match_terms), weights, flt, POOL)
+            # 100k cards with FTS5, and the cards holding every word are the best-scored anyway. Outcome: rank
+            # those first; the OR query runs only when too few cards hold them all.
+            rows = idx.card_candidates(match_terms, True, weights, flt, POOL)
         if len(rows) < POOL:
-            rows = idx.rank_cards(fts_match(match_terms), weights, flt, POOL)
-        cand.update((r[0], None) for r in rows)
+            rows = idx.card_candidates(match_terms, False, weights, flt, POOL)
+        cand.update((r, None) for r in rows)
     named: dict[str, tuple[list[str], int]] = {}  # entity slug -> (query terms naming it, degree)
     if not opts.bm25_only:
         named = _named_entities(idx, q, n_docs)
@@ -71,7 +71,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         # the query's own words outranks one found by a synonym anyway.
         extra = prune(sorted(exp_idf), {t: exp_idf[t] / expand.EXPANSION_WEIGHT for t in exp_idf}, n_docs)
         weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
-        cand.update((r[0], None) for r in idx.rank_cards(fts_match(extra), weights, flt, POOL - len(cand)))
+        cand.update((r, None) for r in idx.card_candidates(extra, False, weights, flt, POOL - len(cand)))
     if not cand:
         return []
     rows = idx.card_rows(list(cand))
@@ -112,8 +112,8 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     if not opts.bm25_only:
         _follow_chains(idx, scored, rows, q.intent, flt)
     missing = [r for r in scored if r not in rows]
-    if missing:
-        rows.update(idx.card_rows(missing))
+    if missing:  # reached through hops and chains only: shown, not re-scored
+        rows.update(idx.card_rows(missing, tokens=False))
     hits = []
     for rowid, (score, matched, why) in scored.items():
         row = rows[rowid]

@@ -166,6 +166,13 @@ def remove_file(path: Path) -> bool:
     return True
 
 
+def remove_tree(path: str | os.PathLike) -> None:
+    """Remove a folder and everything in it (derived data only, e.g. an old search list); gone already is fine."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def ensure_dir(path: Path) -> Path:
     """The folder `path`, created with its parents if missing."""
     path.mkdir(parents=True, exist_ok=True)

@@ -48,3 +48,37 @@ def test_term_frequency_saturates():
     one = bm25.score(["x"], {"body": ["x", "a", "b", "c"]}, stats, {"body": 1.0}).score
     many = bm25.score(["x"], {"body": ["x"] * 4}, stats, {"body": 1.0}).score
     assert one < many < bm25.idf(1, 10) * 1.0001
+
+
+def test_score_equals_the_counting_definition_to_the_last_bit():
+    """bm25.score counts only the query terms a field holds; the sums must be those of counting every token."""
+    import math
+    import random
+    from collections import Counter
+
+    from memvault.search import bm25
+
+    def reference(idfs, doc, stats, weights, k1=bm25.K1, b=bm25.B):
+        counts = {f: Counter(t) for f, t in doc.items()}
+        total, matched = 0.0, []
+        for term, w_idf in idfs.items():
+            tf = 0.0
+            for field, counter in counts.items():
+                c = counter.get(term)
+                if c:
+                    tf += weights.get(field, 1.0) * c / (1.0 - b + b * (len(doc[field]) / (stats.avg_len.get(field) or 1.0)))
+            if tf > 0:
+                total += w_idf * tf / (k1 + tf)
+                matched.append(term)
+        return total, tuple(matched)
+
+    rng = random.Random(3)
+    vocab = ["pg", "backup", "数据", "据库", "x", "y", "z", "ent", "42"]
+    weights = {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5}
+    stats = bm25.Stats(n_docs=100, avg_len={"title": 5.0, "entities": 2.5, "body": 40.0, "tags": 0.0}, df={})
+    for _ in range(2000):
+        doc = {f: [rng.choice(vocab) for _ in range(rng.randrange(0, 30))] for f in weights}
+        idfs = {t: rng.uniform(0.01, 5.0) for t in rng.sample(vocab, rng.randrange(1, 6))}
+        got = bm25.score(list(idfs), doc, stats, weights, idfs=idfs)
+        want = reference(idfs, doc, stats, weights)
+        assert (got.score, got.matched) == want and not math.isnan(got.score)

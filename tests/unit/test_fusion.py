@@ -20,15 +20,29 @@ def test_dense_only_needs_admit_and_lexical_below_reject_is_dropped():
 
 
 def test_the_chosen_defaults_keep_lexical_order_on_words_and_add_paraphrases_after():
-    # e5-like cosines: everything sits in 0.75-0.90. With the defaults (wsum 0.8, window 0.3, admit 0.86) a
-    # clearly better lexical hit stays first, meaning breaks a lexical near-tie, a dense-only item at or above
-    # 0.86 is shown after the lexical hits, one below is not, and no lexical hit is dropped for its cosine.
+    # e5-like cosines: everything sits in 0.75-0.90. With the defaults (z, lexical weight 0.7, 20 nearest as
+    # candidates) and e5's measured admit 0.86, a clearly better lexical hit stays first, meaning breaks a
+    # lexical near-tie, a dense-only item at or above 0.86 is shown after the lexical hits, one below is not,
+    # and no lexical hit is dropped for its cosine.
+    from memvault.search.fusion import admit_for
+
     lexical = [("a", 10.0), ("b", 5.0), ("c", 4.9)]
     meaning = {"a": 0.80, "b": 0.78, "c": 0.88, "p": 0.87, "q": 0.85}
-    out = fuse(lexical, meaning)
+    out = fuse(lexical, meaning, admit=admit_for("multilingual-e5-small-q4"))
     assert [f.key for f in out] == ["a", "c", "b", "p"]
     assert [f.lexical for f in out] == [True, True, True, False]
     assert out[3].meaning == 0.87
+
+
+def test_a_model_nobody_measured_gets_the_z_gate():
+    from memvault.search.fusion import ADMIT_Z, admit_for
+
+    assert admit_for("intfloat/multilingual-e5-small") == 0.86 and admit_for("text-embedding-3-small") is None
+    # without a measured admit, a dense-only item must stand ADMIT_Z deviations above the question's cosines
+    near = {f"n{i:02d}": 0.50 + 0.002 * i for i in range(40)}
+    assert [f.key for f in fuse([("a", 1.0)], {**near, "p": 0.53})] == ["a"]
+    assert [f.key for f in fuse([("a", 1.0)], {**near, "p": 0.70})][-1] == "p"
+    assert ADMIT_Z >= 2.0
 
 
 def test_no_vectors_keeps_the_lexical_order():
@@ -42,7 +56,7 @@ def test_every_rule_ranks_agreement_first_and_keeps_the_gates():
     lexical = [("a", 9.0), ("b", 8.0), ("n", 7.0)]
     meaning = {"b": 0.88, "c": 0.87, "a": 0.80, "n": 0.70, "z": 0.75}
     for rule in RULES:
-        out = fuse(lexical, meaning, rule=rule, admit=0.85, reject=0.72, window=0.1, weight=0.5, k=10)
+        out = fuse(lexical, meaning, rule=rule, admit=0.85, reject=0.72, window=0.1, weight=0.5, k=10, admit_z=0.0)
         keys = [f.key for f in out]
         assert keys[0] == "b", rule  # strong on both sides
         assert "n" not in keys, rule  # lexical hit whose meaning is too far: rejected
@@ -76,3 +90,41 @@ def test_an_unknown_rule_is_refused():
 
     with pytest.raises(ValueError):
         fuse([("a", 1.0)], {}, rule="borda")
+
+
+def test_z_combines_standardised_scores_of_both_sides():
+    # a: lexical best, meaning average; b: lexical second, meaning best; weight 0.6 on the words
+    lexical = [("a", 10.0), ("b", 6.0), ("c", 1.0)]
+    meaning = {"a": 0.80, "b": 0.90, "c": 0.70}
+    out = fuse(lexical, meaning, rule="z", weight=0.6, admit_z=99.0)
+    mean_l, sd_l = 17 / 3, ((10 - 17 / 3) ** 2 + (6 - 17 / 3) ** 2 + (1 - 17 / 3) ** 2) ** 0.5 / 3 ** 0.5
+    sd_d = (2 * 0.1 ** 2 / 3) ** 0.5
+    want = {"a": 0.6 * (10 - mean_l) / sd_l + 0.4 * 0.0, "b": 0.6 * (6 - mean_l) / sd_l + 0.4 * 0.1 / sd_d,
+            "c": 0.6 * (1 - mean_l) / sd_l - 0.4 * 0.1 / sd_d}
+    got = {f.key: f.score for f in out}
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-9 for k in want)
+    assert [f.key for f in out] == sorted(want, key=lambda k: -want[k])
+    # with all weight on the words, the lexical order comes back
+    assert [f.key for f in fuse(lexical, meaning, rule="z", weight=1.0, admit_z=99.0)] == ["a", "b", "c"]
+
+
+def test_z_admits_a_dense_only_item_from_the_nearest_top_that_stands_out_of_the_query_cosines():
+    lexical = [("a", 5.0)]
+    # 30 nearest items: one far above the rest (p), the others bunched
+    meaning = {"a": 0.80, "p": 0.93, **{f"n{i:02d}": 0.80 + 0.001 * i for i in range(28)}}
+    keys = [f.key for f in fuse(lexical, meaning, rule="z", weight=0.6, top=20, admit_z=2.0)]
+    assert "p" in keys and "a" in keys and not any(k.startswith("n") for k in keys)
+    # the same cosines shifted down by 0.1 (another model's scale): the same decision, no constant to re-measure
+    low = {k: v - 0.1 for k, v in meaning.items()}
+    assert [f.key for f in fuse(lexical, low, rule="z", weight=0.6, top=20, admit_z=2.0)] == keys
+    # outside the nearest `top`, never: p is first by cosine, so top=0 keeps it out
+    assert "p" not in [f.key for f in fuse(lexical, meaning, rule="z", top=0, admit_z=2.0)]
+    # an absolute admit cosine (embeddings.admit) applies on top
+    assert "p" not in [f.key for f in fuse(lexical, meaning, rule="z", top=20, admit_z=2.0, admit=0.95)]
+
+
+def test_z_with_no_lexical_hit_orders_by_meaning_and_without_vectors_keeps_the_words():
+    meaning = {"p": 0.95, "q": 0.94, **{f"n{i:02d}": 0.70 + 0.001 * i for i in range(40)}}
+    assert [f.key for f in fuse([], meaning, rule="z", admit_z=2.0)] == ["p", "q"]
+    assert [f.key for f in fuse([("x", 3.0), ("y", 1.0)], {}, rule="z")] == ["x", "y"]
+    assert fuse([], {}, rule="z") == []

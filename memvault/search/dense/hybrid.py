@@ -5,7 +5,8 @@ and returns the hits to show in the fused order, with warnings for stderr. The q
 query_prefix / input_type; the nearest NEAREST vectors of each space (cards; episodes with --episodes) are
 kept when they pass the same filters as lexical hits (--project, --kind, retracted only with --all; live
 episodes of the project); every lexical hit that has a vector gets its cosine too; then search.fusion.fuse
-orders them with the admit/reject gates of the settings. A hit the dense side found alone becomes a full Hit
+orders them with the admit/reject gates of the settings (admit: embeddings.admit, else the cosine measured for the
+model, fusion.MEASURED_ADMIT, else fusion's z gate). A hit the dense side found alone becomes a full Hit
 (title, snippet, path …) whose why is `meaning 0.83`; a hit both sides found adds `meaning 0.83` to its why.
 
 Never blocks a search: a dead endpoint (refused, timeout, 5xx twice), a missing key or numpy, vectors of
@@ -74,8 +75,9 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
                                     " matches only"]
     by_key = {key_of(h): h for h in lexical}
     by_key.update(extra)
-    fused = fusion.fuse([(key_of(h), h.score) for h in lexical], meaning,
-                        **{k: v for k, v in (("admit", settings.admit), ("reject", settings.reject)) if v is not None})
+    admit = settings.admit if settings.admit is not None else fusion.admit_for(settings.model)
+    fused = fusion.fuse([(key_of(h), h.score) for h in lexical], meaning, admit=admit,
+                        **{k: v for k, v in (("reject", settings.reject),) if v is not None})
     out = []
     for f in fused:
         hit = by_key[f.key]

@@ -5,7 +5,7 @@ call; they get plain rows and records back, never a cursor or SQL text). Modules
 schema (file, version, DDL, opening), parse (the fast front-matter reader), prepare (one card file to a
 record, in bulk-build workers), report (RefreshReport), core (Index: lifecycle and the refresh transaction),
 cards / entities / episodes (keeping each part of the index fresh), reads (what ranking reads),
-browse (what the views read).
+browse (what the views read), lists (the optional tantivy candidate list), vectors (the dense layer's keys).
 
 Exception to "only vault/ opens files": this package opens its own SQLite file under `.memvault/` and reads
 card, entity and episode files to index them. It writes nothing outside `.memvault/`.
@@ -15,8 +15,10 @@ counts): cards in an unusual layout fall back to vault.codec.parse_card, importe
 
 Freshness: every open stats the card month folders and the entities folder (a few hundred µs even at 100k
 cards). A folder whose mtime moved is listed and its files compared by (mtime, size), then by content hash, so
-cards added, deleted or renamed by memvault, an editor or `git pull` are seen before the query runs. An edit in
-place that leaves the folder mtime alone is caught by a full stat of every card file when the vault is small
+cards added, deleted or renamed by memvault, an editor or `git pull` are seen before the query runs; in a vault
+of `search.stat_all_below` cards or more, a file whose directory entry still names the inode indexed is not
+statted (a save by rename or a git checkout makes a new inode; 12k stats were most of a one-card update at 1M
+cards). An edit in place that leaves the folder mtime alone is caught by a full stat of every card file when the vault is small
 (`search.stat_all_below`), by the stat of every hit before it is returned, and by `memvault reindex`.
 Deleting the index is always safe: the next search rebuilds it.
 """

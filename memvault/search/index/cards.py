@@ -47,16 +47,24 @@ class CardsMixin:
         if not todo:
             return
         known: dict[str, dict[str, tuple]] = {}
-        rows = self.db.execute("SELECT rowid, path, month, mtime_ns, size, hash FROM cards") if full else (
-            self.db.execute(f"SELECT rowid, path, month, mtime_ns, size, hash FROM cards WHERE month IN"
-                            f" ({','.join('?' * len(todo))})", todo))
-        for rowid, p, month, m, z, h in rows:
-            known.setdefault(month, {})[p] = (rowid, m, z, h)
-        changed: list[tuple[str, str, Any]] = []
+        if full:
+            for rowid, p, month, m, z, h, ino in self.db.execute(
+                    "SELECT rowid, path, month, mtime_ns, size, hash, ino FROM cards"):
+                known.setdefault(month, {})[p] = (rowid, m, z, h, ino)
+        else:
+            # Names and inodes only, from the covering index cards_month (a month of 12k cards at 1M cards); the
+            # rest of a row is read for the few entries whose inode moved (_sync_month).
+            for rel in todo:
+                known[rel] = {p: (rowid, ino) for p, rowid, ino in self.db.execute(
+                    "SELECT path, rowid, ino FROM cards WHERE month = ?", (rel,))}
+        changed: list[tuple[str, str, Any, int | None]] = []
+        fix: list[tuple[int, int]] = []
         for rel in todo:
-            self._sync_month(rel, known.get(rel, {}), report, changed)
+            self._sync_month(rel, known.get(rel, {}), report, changed, fix, trust_inode=not full)
             if stored.get(rel) != current[rel]:
                 self.db.execute("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES (?, ?)", (rel, current[rel]))
+        if fix:
+            self.db.executemany("UPDATE cards SET ino = ? WHERE rowid = ?", fix)
         self._index_many(changed, report)
 
     def _drop_month(self, rel: str, report: RefreshReport) -> None:
@@ -65,7 +73,16 @@ class CardsMixin:
             report.cards_removed += 1
 
     def _sync_month(self, rel: str, known: dict[str, tuple], report: RefreshReport,
-                    todo: list[tuple[str, str, Any]]) -> None:
+                    todo: list[tuple[str, str, Any, int | None]], fix: list[tuple[int, int]],
+                    trust_inode: bool = False) -> None:
+        """Find the new, changed and deleted cards of a month folder whose mtime moved.
+
+        `trust_inode` (a big vault, not a full refresh): a file whose directory entry still names the inode
+        indexed is taken as unchanged without a stat. A folder's mtime moves when a file is added, deleted or
+        renamed into place (an editor's or git's save: a new inode), not when a file is written in place, which
+        is caught as before (the stat of every hit, `reindex`); statting the 12k other cards of the month cost
+        ~100 ms of every one-card update at 1M cards. The inode compared is the directory entry's (free with
+        the listing) on both sides."""
         seen = set()
         with contextlib.suppress(FileNotFoundError):
             with os.scandir(self.root / rel) as it:
@@ -75,33 +92,42 @@ class CardsMixin:
                     path = f"{rel}/{entry.name}"
                     seen.add(path)
                     old = known.get(path)
+                    ino = entry.inode()
                     if old is None:  # new to the index: indexing reads and stats it (a build skips 100k stats)
-                        todo.append((path, rel, None))
+                        todo.append((path, rel, None, ino))
                         continue
+                    if trust_inode:
+                        if old[1] == ino:
+                            continue
+                        old = self.db.execute("SELECT rowid, mtime_ns, size, hash, ino FROM cards WHERE rowid = ?",
+                                              (old[0],)).fetchone()
                     try:
                         st = entry.stat()
                     except FileNotFoundError:
                         continue
                     if old[1] == st.st_mtime_ns and old[2] == st.st_size:
+                        if old[4] != ino:
+                            fix.append((ino, old[0]))
                         continue
-                    todo.append((path, rel, old))
+                    todo.append((path, rel, old, ino))
         for path in known.keys() - seen:
             self._delete_card(known[path][0])
             report.cards_removed += 1
 
-    def index_card_file(self, path: str, month: str, report: RefreshReport, old=None) -> None:
-        """(Re)index one card file, given its path relative to the vault root."""
+    def index_card_file(self, path: str, month: str, report: RefreshReport, old=None, ino: int | None = None) -> None:
+        """(Re)index one card file, given its path relative to the vault root (`ino`: its directory entry's
+        inode, when the caller listed the folder)."""
         from memvault.search.index.prepare import prepare_card  # only when a card changed: not on a plain search
 
-        self._apply(path, month, old, prepare_card(str(self.root), path, self.mode), report)
+        self._apply(path, month, old, prepare_card(str(self.root), path, self.mode), report, ino)
 
     def _index_many(self, todo: list[tuple[str, str, Any]], report: RefreshReport) -> None:
         """Index many card files. A bulk build (first search, reindex, a big git pull) reads, parses, tokenises
         and encodes in worker processes while this process only writes SQLite: measured at 100k cards, the
         writer is the critical path (FTS5 inserts), so it does as little Python per card as possible."""
         if len(todo) < BULK:
-            for path, month, old in todo:
-                self.index_card_file(path, month, report, old)
+            for path, month, old, ino in todo:
+                self.index_card_file(path, month, report, old, ino)
             return
         import gc
         import multiprocessing
@@ -124,16 +150,20 @@ class CardsMixin:
         root = str(self.root)
 
         def feed():
-            for path, _m, _o in todo:
+            for path, _m, _o, _i in todo:
                 slots.acquire()
                 if stop.is_set():
                     return
                 yield (root, path, self.mode)
 
         top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
+        stream = None
         if top == 0:
-            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end.
+            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end, and the
+            # tantivy list is built from the new rows afterwards rather than queued row by row (lists.py).
             schema.drop_secondary(self.db)
+            self._lists_reset()
+            stream = self._lists_stream(len(todo))
         # Trigger: a bulk build allocates millions of short-lived objects (rows, results from the workers) while
         # the heap holds few cycles. Why: the cyclic collector then rescans the growing heap again and again
         # (measured: a quarter of the writer's time). Outcome: off for the build, back on after.
@@ -141,30 +171,32 @@ class CardsMixin:
         gc.disable()
         cards: list[tuple] = []
         fts: list[tuple] = []
-        ents: list[tuple[int, str]] = []
+        ents: list[tuple[int, str, str]] = []
         slugs: dict[str, None] = {}
         sums = [0, 0, 0, 0, 0]
         rowid = top
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool, _closing(stop, slots):
-                for (path, month, old), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=chunk)):
+                for (path, month, old, ino), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=chunk)):
                     slots.release()
                     if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
                         # Updates, deletions, problems. An update inserts a row whose rowid SQLite takes past
                         # the highest one written: the new rows held back here must be written first, and the
                         # next ones numbered past it (else a fold of thousands of cards, which updates and adds
                         # cards in one refresh, failed with "UNIQUE constraint failed: cards.rowid").
-                        self._write_rows(cards, fts, ents)
+                        self._write_rows(cards, fts, ents, queue=stream is None)
                         cards, fts, ents = [], [], []
-                        self._apply(path, month, old, prepared, report)
+                        self._apply(path, month, old, prepared, report, ino)
                         rowid = max(rowid, self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0])
                         continue
                     _ok, (mtime, size), digest, (fields, texts, names, lens), _problem = prepared
                     rowid += 1
-                    cards.append((rowid, path, month, mtime, size, digest, *fields))
+                    cards.append((rowid, path, month, mtime, size, digest, *fields, ino))
                     fts.append((rowid, *texts))
+                    if stream is not None:
+                        self._lists_stream_add(stream, rowid, fields, texts)
                     for name in names:
-                        ents.append((rowid, name))
+                        ents.append((rowid, name, fields[4]))
                         slugs[name] = None
                     sums[0] += 1
                     sums[1] += lens[0]
@@ -172,9 +204,11 @@ class CardsMixin:
                     sums[3] += lens[2]
                     sums[4] += lens[3]
                     if len(cards) >= 5000:
-                        self._write_rows(cards, fts, ents)
+                        self._write_rows(cards, fts, ents, queue=stream is None)
                         cards, fts, ents = [], [], []
-            self._write_rows(cards, fts, ents)
+            self._write_rows(cards, fts, ents, queue=stream is None)
+            if stream is not None:
+                self._lists_stream_done(stream)
             report.cards_added += sums[0]
             self._bump(sums[0], sums[1:])
             for e in slugs:
@@ -185,12 +219,16 @@ class CardsMixin:
             if top == 0:
                 schema.create_secondary(self.db)
 
-    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str]]) -> None:
+    def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str, str]],
+                    queue: bool = True) -> None:
+        if queue:  # (not when the bulk build writes these rows to a new tantivy folder itself)
+            self._queue_cards(c[0] for c in cards)
         self.db.executemany(schema.INSERT_CARD, cards)
         self.db.executemany(schema.INSERT_CFTS, fts)
         self.db.executemany(schema.INSERT_CARD_ENTITY, ents)
 
-    def _apply(self, path: str, month: str, old, prepared: tuple, report: RefreshReport) -> None:
+    def _apply(self, path: str, month: str, old, prepared: tuple, report: RefreshReport,
+               ino: int | None = None) -> None:
         state = prepared[0]
         if state == "gone":
             if old:
@@ -199,7 +237,8 @@ class CardsMixin:
             return
         _state, st, digest, rec, problem = prepared
         if old and old[3] == digest:
-            self.db.execute("UPDATE cards SET mtime_ns = ?, size = ? WHERE rowid = ?", (st[0], st[1], old[0]))
+            self.db.execute("UPDATE cards SET mtime_ns = ?, size = ?, ino = ? WHERE rowid = ?",
+                            (st[0], st[1], ino, old[0]))
             return
         if problem:
             report.problems.append(problem)
@@ -207,18 +246,20 @@ class CardsMixin:
             self._delete_card(old[0])
         if rec is None:
             return
-        self._insert_card(path, month, st, digest, rec)
+        self._insert_card(path, month, st, digest, rec, ino)
         if old:
             report.cards_updated += 1
         else:
             report.cards_added += 1
 
-    def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, rec: tuple) -> None:
+    def _insert_card(self, path: str, month: str, st: tuple[int, int], digest: str, rec: tuple,
+                     ino: int | None = None) -> None:
         fields, texts, names, lens = rec
-        rowid = self.db.execute(schema.INSERT_CARD, (None, path, month, st[0], st[1], digest, *fields)).lastrowid
+        rowid = self.db.execute(schema.INSERT_CARD, (None, path, month, st[0], st[1], digest, *fields, ino)).lastrowid
         self.db.execute(schema.INSERT_CFTS, (rowid, *texts))
+        self._queue_cards((rowid,))
         if names:
-            self.db.executemany(schema.INSERT_CARD_ENTITY, [(rowid, e) for e in names])
+            self.db.executemany(schema.INSERT_CARD_ENTITY, [(rowid, e, fields[4]) for e in names])
         for e in names:
             self._add_keys(e, [e.replace("-", " ")])
         self._bump(1, lens)
@@ -228,6 +269,7 @@ class CardsMixin:
                               (rowid,)).fetchone()
         if row is None:
             return
+        self._queue_cards((rowid,))
         self.db.execute("DELETE FROM cards WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM cfts WHERE rowid = ?", (rowid,))
         self.db.execute("DELETE FROM card_entities WHERE card = ?", (rowid,))

@@ -17,12 +17,13 @@ from memvault.search.index.browse import BrowseMixin
 from memvault.search.index.cards import CardsMixin
 from memvault.search.index.entities import EntitiesMixin
 from memvault.search.index.episodes import EpisodesMixin
+from memvault.search.index.lists import ListsMixin
 from memvault.search.index.reads import ReadsMixin, marks
 from memvault.search.index.report import RefreshReport
 from memvault.search.index.vectors import VectorsMixin
 
 
-class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, VectorsMixin):
+class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, VectorsMixin, ListsMixin):
     """An open index of one vault. Use as a context manager; `refresh()` brings it up to date."""
 
     def __init__(self, root: Path, mode: str = "bigram", stat_all_below: int = 5000):
@@ -81,7 +82,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 if report.changed:
                     self._new_generation()
                 self.db.execute("COMMIT")
-                return report
+                break
             except sqlite3.OperationalError as exc:
                 self.db.execute("ROLLBACK")
                 self._totals_cache = None
@@ -91,7 +92,13 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 self.db.execute("ROLLBACK")
                 self._totals_cache = None
                 raise
-        raise AssertionError("unreachable")
+        # The tantivy list (lists.py): built when missing, brought up to date when enough changes wait; a full
+        # refresh (reindex) applies every waiting change.
+        self._lists_open = None
+        self.sync_lists(force=full)
+        if self.__dict__.pop("_lists_streamed", False):  # a bulk build wrote a new folder: the old ones go
+            self._drop_other_lists(self.meta("lists") or "", self.meta("lists_ready") or "")
+        return report
 
     def _new_generation(self) -> None:
         """A new random stamp whenever cards or episodes changed: what the dense layer keys its cached count

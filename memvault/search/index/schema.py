@@ -13,7 +13,7 @@ from pathlib import Path
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
 
-SCHEMA = 7
+SCHEMA = 9
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -25,15 +25,16 @@ CREATE TABLE IF NOT EXISTS cards(
   rowid INTEGER PRIMARY KEY, id TEXT, path TEXT UNIQUE, month TEXT, mtime_ns INTEGER, size INTEGER, hash TEXT,
   kind TEXT, project TEXT, status TEXT, created TEXT, valid_from TEXT, valid_to TEXT, title TEXT, body TEXT,
   entities TEXT, tags TEXT, episodes TEXT, supersedes TEXT, superseded_by TEXT,
-  len_title INTEGER, len_entities INTEGER, len_body INTEGER, len_tags INTEGER);
+  len_title INTEGER, len_entities INTEGER, len_body INTEGER, len_tags INTEGER, ino INTEGER);
 CREATE INDEX IF NOT EXISTS cards_id ON cards(id);
-CREATE INDEX IF NOT EXISTS cards_month ON cards(month);
+CREATE INDEX IF NOT EXISTS cards_month ON cards(month, path, mtime_ns, size, hash, ino);
 CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
-CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT);
-CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, card);
+CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT, created TEXT);
+CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, created, card);
 CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
 CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii', detail='column');
 CREATE VIRTUAL TABLE IF NOT EXISTS cvocab USING fts5vocab(cfts, row);
+CREATE TABLE IF NOT EXISTS tq(seq INTEGER PRIMARY KEY AUTOINCREMENT, card INTEGER);
 CREATE TABLE IF NOT EXISTS entities(slug TEXT PRIMARY KEY, name TEXT, aliases TEXT, kind TEXT, prose TEXT,
   mtime_ns INTEGER, size INTEGER);
 CREATE TABLE IF NOT EXISTS entity_keys(key TEXT, slug TEXT, first TEXT, PRIMARY KEY(key, slug));
@@ -54,9 +55,9 @@ SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
 INSERT_CARD = (
     "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"
     " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
-    " len_title, len_entities, len_body, len_tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+    " len_title, len_entities, len_body, len_tags, ino) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 INSERT_CFTS = "INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)"
-INSERT_CARD_ENTITY = "INSERT INTO card_entities(card, entity) VALUES (?, ?)"
+INSERT_CARD_ENTITY = "INSERT INTO card_entities(card, entity, created) VALUES (?, ?, ?)"
 
 
 def create_secondary(db: sqlite3.Connection) -> None:

@@ -1,0 +1,111 @@
+"""What a model's proposals become: code, not the model, decides create / merge / supersede / update (issue 22).
+
+A small model is asked only for facts (kind, subject, value, the old value a change replaces, the user's words,
+the episode). Here, before apply:
+  - a card whose quote is not in its episode's user message is dropped (the assistant's words, or invented);
+    so is one whose quote is a question;
+  - a change (`old` given) becomes a state card that supersedes the card holding the old value, found by
+    merge.find_holder, the rule the offline engine links its changes with;
+  - an `update` (from a model that still answers with actions) whose title or value says a different fact than
+    its target becomes a new card: an update never replaces a card's content with another fact.
+apply then merges near-duplicates and supersedes same-subject state cards (merge.find_duplicate,
+merge.state_conflicts), as for every engine. Pure: no files; what it mends is counted in `repairs`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from memvault.distill.merge import find_holder, is_substitution, norm_title
+from memvault.distill.proposals import Proposal
+from memvault.model import Card, Episode
+
+STATE_FIELD = "current"  # the offline engine's field: one current value per subject
+GROUNDED = 90  # rapidfuzz partial_ratio of the quote against the user's message
+_DROP = re.compile(r"[\W_]+")
+
+
+def _plain(text: str) -> str:
+    return _DROP.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def grounded(quote: str, user: str) -> bool:
+    """The quote is (nearly) words of the user's message: case, spaces and punctuation aside."""
+    q, u = _plain(quote), _plain(user)
+    if not q:
+        return False
+    if q in u:
+        return True
+    from rapidfuzz import fuzz
+
+    return len(q) >= 4 and fuzz.partial_ratio(q, u) >= GROUNDED
+
+
+def _is_question(quote: str) -> bool:
+    return quote.rstrip(" \"'”’」』)）").endswith(("?", "？"))
+
+
+def _count(repairs: dict[str, int], what: str) -> None:
+    repairs[what] = repairs.get(what, 0) + 1
+
+
+def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Proposal | None:
+    """The proposal with its episode set from its quote, or None when the quote is not the user's."""
+    if not p.quote:
+        return p
+    where = list(p.episodes) or list(range(len(batch)))
+    hits = [i for i in where if grounded(p.quote, batch[i].user or "")]
+    if not hits and p.episodes:  # the right words under the wrong episode name
+        hits = [i for i in range(len(batch)) if grounded(p.quote, batch[i].user or "")]
+    if not hits:
+        _count(repairs, "ungrounded_dropped")
+        return None
+    if _is_question(p.quote):
+        _count(repairs, "question_dropped")
+        return None
+    return dataclasses.replace(p, episodes=(hits[0],)) if tuple(hits[:1]) != p.episodes[:1] or not p.episodes \
+        else p
+
+
+def _different_fact(p: Proposal, old: Card) -> bool:
+    if old.kind == "state" and p.value and old.value:
+        return norm_title(p.value) != norm_title(old.value)
+    return is_substitution(p.title, old.title)
+
+
+def decide(proposals: list[Proposal], related: list[Card], cards: Iterable[Card], batch: list[Episode],
+           repairs: dict[str, int]) -> tuple[list[Proposal], list[Card]]:
+    """The batch's proposals with their actions decided, and the related cards their targets index (the
+    cards a change supersedes are appended)."""
+    related = list(related)
+    cards = list(cards)
+    project = batch[0].project if batch else None
+    out: list[Proposal] = []
+    for p in proposals:
+        if p.action == "noop":
+            out.append(p)
+            continue
+        p = _ground(p, batch, repairs)
+        if p is None:
+            continue
+        if p.action == "update" and p.target is not None and _different_fact(p, related[p.target]):
+            # Trigger: "update card 0" with another fact (small models overwrite earlier facts this way).
+            # Outcome: a new card; apply merges or supersedes it by the same rules as any new card.
+            _count(repairs, "update_as_new_fact")
+            p = dataclasses.replace(p, action="create", target=None)
+        old = p.old if p.old and p.value and norm_title(p.old) != norm_title(p.value) else None
+        if p.action == "create" and old:
+            holder = find_holder(p.subject, old, cards, project)
+            subject = p.subject or (holder.subject if holder is not None and holder.kind == "state" else None) or old
+            p = dataclasses.replace(p, kind="state", subject=subject, field=p.field or STATE_FIELD)
+            if holder is not None:
+                if holder not in related:
+                    related.append(holder)
+                p = dataclasses.replace(p, action="supersede", target=related.index(holder))
+        elif p.kind == "state" and not p.field:
+            p = dataclasses.replace(p, field=STATE_FIELD)
+        out.append(p)
+    return out, related

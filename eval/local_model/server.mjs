@@ -35,6 +35,11 @@ const logPath = arg("log");  // one JSON line per request: time, tokens, finish 
 
 const llama = await getLlama({gpu: false, build: "never", progressLogs: false, logLevel: "error"});
 const model = await llama.loadModel({modelPath});
+const countPath = arg("count");  // --count FILE: print the file's size in this model's tokens and exit
+if (countPath) {
+    process.stdout.write(`${model.tokenize(fs.readFileSync(countPath, "utf8")).length}\n`);
+    process.exit(0);
+}
 const context = await model.createContext({contextSize, threads, sequences: 1});
 const chat = new LlamaChat({contextSequence: context.getSequence()});
 const jsonGrammar = await llama.getGrammarFor("json");

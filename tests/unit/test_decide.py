@@ -1,0 +1,121 @@
+"""Issue 22, pure parts: what the LLM engine repairs in a reply, and how code decides what a proposed fact does
+(distill/decide.py, merge.find_holder), in English and Chinese. The HTTP and process side is in
+tests/e2e/test_distill_small_model.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.distill.decide import decide, grounded
+from memvault.distill.llm_engine import load_prompt
+from memvault.distill.llm.tokens import estimate_tokens
+from memvault.distill.merge import find_holder
+from memvault.distill.proposals import InvalidOutput, validate_output
+from memvault.model import Card, Episode
+
+KINDS = ("decision", "fact", "preference", "question", "event", "state", "rule", "thread", "synopsis", "reflection")
+
+
+def card(cid: str, title: str, kind: str = "fact", project: str | None = "p", **kw) -> Card:
+    return Card(id=cid, kind=kind, title=title, body="", project=project, created=kw.pop("created", "2026-11-01"),
+                valid_from=kw.pop("valid_from", "2026-11-01"), **kw)
+
+
+def ep(user: str, i: int = 0) -> Episode:
+    return Episode(id=f"ep-{i}", at="2026-11-02T08:00:00Z", project="p", session="s", turn=i + 1, user=user,
+                   assistant="ok")
+
+
+def facts(*items: dict, n_episodes: int = 1, n_related: int = 0, repairs: dict | None = None):
+    return validate_output({"cards": list(items)}, n_episodes=n_episodes, n_related=n_related, kinds=KINDS,
+                           repairs=repairs)
+
+
+def test_the_facts_protocol_needs_no_title_action_or_body():
+    repairs: dict = {}
+    [p] = facts({"episode": "e0", "quote": "就用 Postgres", "kind": "decision", "subject": "数据库",
+                 "value": "Postgres", "old": None, "entities": ["Postgres"]}, repairs=repairs)
+    assert (p.action, p.title, p.episodes, p.quote, p.old) == ("create", "数据库: Postgres", (0,), "就用 Postgres", None)
+    assert not any(repairs.values())  # the protocol itself is not a mistake
+
+
+@pytest.mark.parametrize("item,repair,action", [
+    ({"action": "create", "target": 3}, "target_dropped", "create"),
+    ({"action": "update", "target": 0}, "update_to_create", "create"),  # there are no cards
+    ({"action": "supersede", "target": "7"}, "update_to_create", "create"),
+    ({"action": "create", "confidence_level": "high"}, "keys_dropped", "create"),
+])
+def test_harmless_mistakes_are_repaired_and_counted(item, repair, action):
+    base = {"kind": "fact", "title": "NAS OS: Unraid", "episodes": ["e0"]}
+    repairs: dict = {}
+    [p] = facts({**base, **item}, repairs=repairs)
+    assert p.action == action and p.target is None and repairs == {repair: 1}
+    with pytest.raises(InvalidOutput):  # without a repairs dict (the offline engine) the schema is strict
+        facts({**base, **item})
+
+
+def test_noop_of_nothing_is_dropped_and_a_state_without_field_gets_one():
+    repairs: dict = {}
+    out = facts({"action": "noop", "target": 2, "episodes": ["e0"]},
+                {"kind": "state", "subject": "宽带", "value": "联通 1000M", "old": "电信 500M", "quote": "换成联通"},
+                repairs=repairs)
+    assert [p.field for p in out] == ["current"] and repairs == {"noop_dropped": 1}
+
+
+def test_a_rejection_names_the_fix():
+    with pytest.raises(InvalidOutput) as exc:
+        facts({"kind": "gossip", "title": "x"}, repairs={})
+    assert "kind" in str(exc.value) and exc.value.fix.startswith("Use a kind from: decision")
+
+
+@pytest.mark.parametrize("quote,user,ok", [
+    ("we moved the NAS to Unraid", "Quick update: We moved the NAS to Unraid, finally.", True),
+    ("moved the NAS to unraid", "We moved the NAS   to Unraid!", True),  # case, spaces, punctuation aside
+    ("不用 SQLite 了，改用 Postgres", "算了，不用SQLite了，改用 Postgres 吧", True),
+    ("I'd use Postgres 16", "Which database should I use?", False),
+    ("以后都用中文回答", "你觉得用中文好吗", False),
+])
+def test_a_quote_must_be_the_users_words(quote, user, ok):
+    assert grounded(quote, user) is ok
+
+
+def test_find_holder_prefers_the_same_subject_then_the_newest():
+    cards = [card("c1", "NAS OS: TrueNAS Scale", created="2026-10-01", valid_from="2026-10-01"),
+             card("c2", "Backup target: TrueNAS Scale box", created="2026-10-05", valid_from="2026-10-05"),
+             card("c3", "NAS OS: TrueNAS Scale", kind="state", subject="NAS OS", field="current",
+                  value="TrueNAS Scale", created="2026-09-01", valid_from="2026-09-01"),
+             card("c4", "NAS OS: TrueNAS Scale", project="other")]
+    assert find_holder("NAS OS", "TrueNAS Scale", cards, "p").id == "c3"
+    assert find_holder(None, "TrueNAS Scale", cards[:2], "p").id == "c2"
+    assert find_holder("宽带", "电信 500M", [card("z", "宽带: 电信 500M")], "p").id == "z"
+    assert find_holder("NAS OS", "Synology", cards, "p") is None
+
+
+def test_decide_links_a_change_drops_what_the_user_did_not_say_and_keeps_updates_honest():
+    old = card("c1", "数据库: SQLite", kind="decision")
+    router = card("c2", "NAS OS: TrueNAS Scale")
+    batch = [ep("不用 SQLite 了，改用 Postgres。要不要用 Redis？", 0), ep("The NAS has 4 bays", 1)]
+    repairs: dict = {}
+    proposals = facts(
+        {"episode": "e0", "quote": "不用 SQLite 了，改用 Postgres", "kind": "decision", "subject": "数据库",
+         "value": "Postgres", "old": "SQLite"},
+        {"episode": "e0", "quote": "要不要用 Redis？", "kind": "decision", "subject": "缓存", "value": "Redis"},
+        {"episode": "e1", "quote": "Redis is a good cache", "kind": "fact", "subject": "cache", "value": "Redis"},
+        {"action": "update", "target": 0, "kind": "fact", "title": "NAS bays: 4", "episodes": ["e1"]},
+        {"action": "update", "target": 0, "kind": "fact", "title": "NAS OS: TrueNAS Scale 24.04",
+         "episodes": ["e1"]},
+        n_episodes=2, n_related=1, repairs=repairs)
+    out, related = decide(proposals, [router], [old, router], batch, repairs)
+    change, new_fact, reworded = out
+    assert (change.action, change.kind, change.subject, change.field) == ("supersede", "state", "数据库", "current")
+    assert related[change.target] is old
+    assert (new_fact.action, new_fact.target, new_fact.title) == ("create", None, "NAS bays: 4")
+    assert (reworded.action, related[reworded.target]) == ("update", router)  # the same fact, reworded
+    assert repairs == {"question_dropped": 1, "ungrounded_dropped": 1, "update_as_new_fact": 1}
+
+
+def test_the_prompt_is_short_and_shows_a_chinese_and_an_english_example():
+    system, user = load_prompt()
+    assert estimate_tokens(system) + estimate_tokens(user) < 900
+    assert "不用 SQLite 了" in system and "I prefer short answers" in system
+    assert "{{episodes}}" in user and "{{fence}}" in user

@@ -286,8 +286,10 @@ def fake_reply(body: dict) -> str:
 
     for key, ep in ctx["episodes"].items():
         said = ep.get("speakers") or {}
-        pos = prompt.find(f"USER{speaker_label(said.get('user'))}: {ep['user'].strip()}\n"
-                          f"ASSISTANT{speaker_label(said.get('assistant'))}: {ep['assistant'].strip()}")
+        user_line = f"USER{speaker_label(said.get('user'))}: {ep['user'].strip()}"
+        pos = prompt.find(f"{user_line}\nASSISTANT{speaker_label(said.get('assistant'))}: {ep['assistant'].strip()}")
+        if pos < 0:  # a prompt that shows only the user's side (distill.assistant_chars 0)
+            pos = prompt.find(user_line + "\n")
         if pos < 0:
             continue
         heads = list(_EPISODE_HEAD.finditer(prompt, 0, pos))

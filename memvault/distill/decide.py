@@ -3,7 +3,7 @@
 A small model is asked only for facts (kind, subject, value, the old value a change replaces, the user's words,
 the episode). Here, before apply:
   - a card whose quote is not in its episode's user message is dropped (the assistant's words, or invented);
-    so is one whose quote is a question;
+    so is one whose quote is a question, a what-if or a hedge (the labelling rules of eval/distill/README.md);
   - a change (`old` given) becomes a state card that supersedes the card holding the old value, found by
     merge.find_holder, the rule the offline engine links its changes with;
   - an `update` (from a model that still answers with actions) whose title or value says a different fact than
@@ -48,6 +48,21 @@ def _is_question(quote: str) -> bool:
     return quote.rstrip(" \"'”’」』)）").endswith(("?", "？"))
 
 
+# Not an outright statement (eval/distill/README.md, labelling rule 2): a what-if, a hedge, or a choice denied.
+# Only the quote's opening words count for the first group: "if the build fails, page me" is a rule.
+_UNSURE_START = re.compile(
+    r"^(?:what if|suppose|supposing|maybe|perhaps|i guess|i might|we might|not sure|probably|"
+    r"如果|要是|假如|假设|万一|可能|也许|或许|大概|说不定)", re.I)
+_UNSURE_ANY = re.compile(
+    r"(?:haven't decided|have not decided|not decided yet|undecided|never said|didn't say we|"
+    r"还没想好|还没定|还没决定|没决定|没说要|不确定)", re.I)
+
+
+def _is_unsure(quote: str) -> bool:
+    text = unicodedata.normalize("NFKC", quote).strip().lstrip("\"'“‘「『(（")
+    return bool(_UNSURE_START.match(text) or _UNSURE_ANY.search(text))
+
+
 def _count(repairs: dict[str, int], what: str) -> None:
     repairs[what] = repairs.get(what, 0) + 1
 
@@ -63,11 +78,11 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
     if not hits:
         _count(repairs, "ungrounded_dropped")
         return None
-    if _is_question(p.quote):
-        _count(repairs, "question_dropped")
+    if _is_question(p.quote) or _is_unsure(p.quote):
+        _count(repairs, "question_dropped")  # a question, what-if or hedge: not a statement to keep
         return None
-    return dataclasses.replace(p, episodes=(hits[0],)) if tuple(hits[:1]) != p.episodes[:1] or not p.episodes \
-        else p
+    # The facts protocol has no body: the user's own words are the card's context.
+    return dataclasses.replace(p, episodes=(hits[0],), body=p.body or p.quote)
 
 
 def _different_fact(p: Proposal, old: Card) -> bool:

@@ -91,7 +91,10 @@ def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]
     from memvault.redact import engine as redact
 
     max_chars = int(run.settings.get("max_episode_chars", 4000))
-    episodes = "\n\n".join(format_episode(i, e, max_chars) for i, e in enumerate(batch))
+    # Trigger: a 1.5B model shown the assistant's reply quotes it as the user's (issue 22, measured on half A).
+    # Outcome: by default the prompt shows only what the user said; distill.assistant_chars shows more.
+    shown = int(run.settings.get("assistant_chars", 0))
+    episodes = "\n\n".join(format_episode(i, e, max_chars, shown) for i, e in enumerate(batch))
     # The fence carries a hash of what it encloses, so no episode can contain the closing line.
     fence = "<<<UNTRUSTED-TURNS-" + hashlib.sha256(episodes.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
     project = batch[0].project

@@ -24,7 +24,7 @@ KEY_MAX = 80  # subject / field / value of a state card
 CARDS_PER_EPISODE = 4  # a reply with more cards than this per episode is not a summary any more
 _CARD_KEYS = {
     "action", "target", "kind", "title", "body", "entities", "project", "valid_from", "confidence",
-    "subject", "field", "value", "tags", "episodes", "episode", "old", "quote",
+    "subject", "field", "value", "tags", "episodes", "episode", "old", "quote", "user_words",
 }
 # Harmless mistakes a small model makes are repaired in code when the caller passes a `repairs` dict (the LLM
 # engine does; the offline engine's output is held to the strict schema); the names are run.REPAIR_COUNTS and
@@ -226,7 +226,8 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
             raw_title = f"{subject}: {value}" if subject else value  # the facts protocol: no title
         title = _text(raw_title, f"{where}.title", TITLE_MAX, one_line=True, required=True)
         body = _text(item.get("body"), f"{where}.body", BODY_MAX, one_line=False, required=False)
-        quote = _text(item.get("quote"), f"{where}.quote", BODY_MAX, one_line=True, required=False) or None
+        said = item.get("user_words") if item.get("quote") is None else item.get("quote")
+        quote = _text(said, f"{where}.user_words", BODY_MAX, one_line=True, required=False) or None
         valid_from = item.get("valid_from")
         if valid_from is not None and not (isinstance(valid_from, str) and _DATE.match(valid_from)):
             raise InvalidOutput(f"{where}.valid_from must be YYYY-MM-DD or null", 'Write "valid_from": null.')
@@ -261,10 +262,10 @@ def output_schema(kinds: Iterable[str]) -> dict[str, Any]:
     card = {
         "type": "object",
         "additionalProperties": False,
-        "required": ["episode", "quote", "kind", "subject", "value", "old", "entities"],
+        "required": ["episode", "user_words", "kind", "subject", "value", "old", "entities"],
         "properties": {
             "episode": {"type": "string"},
-            "quote": {"type": "string"},
+            "user_words": {"type": "string"},
             "kind": {"enum": list(kinds)},
             "subject": {"type": "string"},
             "value": {"type": "string"},

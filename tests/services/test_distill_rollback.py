@@ -7,6 +7,9 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+import yaml
+
 from memvault.distill import cards as cardlib
 from memvault.vault import codec
 from memvault.model import Card
@@ -50,6 +53,19 @@ def model(body: dict) -> str:
         elif assistant != "ok":
             cards.append(card(n, assistant))
     return json.dumps({"cards": cards}, ensure_ascii=False)
+
+
+@pytest.fixture(autouse=True)
+def show_answers(vault):
+    """These fake models read their instructions from the assistant's answers: the prompt must show them."""
+    show_assistant(vault)
+
+
+def show_assistant(root: Path) -> None:
+    path = root / "memvault.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data.setdefault("distill", {})["assistant_chars"] = 4000
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
 def env(fake, now=NOW, **extra) -> dict:

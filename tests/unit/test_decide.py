@@ -117,5 +117,5 @@ def test_decide_links_a_change_drops_what_the_user_did_not_say_and_keeps_updates
 def test_the_prompt_is_short_and_shows_a_chinese_and_an_english_example():
     system, user = load_prompt()
     assert estimate_tokens(system) + estimate_tokens(user) < 900
-    assert "不用 SQLite 了" in system and "I prefer short answers" in system
+    assert "不用 SQLite 了" in system and "I prefer short answers" in system and "ASSISTANT:" not in system
     assert "{{episodes}}" in user and "{{fence}}" in user

@@ -63,6 +63,24 @@ def _is_unsure(quote: str) -> bool:
     return bool(_UNSURE_START.match(text) or _UNSURE_ANY.search(text))
 
 
+_SENTENCE = re.compile(r"[^.!?。！？;；\n]+[.!?。！？;；]*")
+
+
+def _sentence_of(quote: str, user: str) -> str:
+    """The sentence of the user's message the quote comes from: "what if we used X?" when the model quoted only
+    "used X"."""
+    from rapidfuzz import fuzz
+
+    q = _plain(quote)
+    best, score = quote, 0.0
+    for m in _SENTENCE.finditer(user):
+        sentence = m.group(0).strip()
+        s = fuzz.partial_ratio(q, _plain(sentence)) if _plain(sentence) else 0.0
+        if s > score:
+            best, score = sentence, s
+    return best if score >= GROUNDED else quote
+
+
 def _count(repairs: dict[str, int], what: str) -> None:
     repairs[what] = repairs.get(what, 0) + 1
 
@@ -78,7 +96,8 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
     if not hits:
         _count(repairs, "ungrounded_dropped")
         return None
-    if _is_question(p.quote) or _is_unsure(p.quote):
+    sentence = _sentence_of(p.quote, batch[hits[0]].user or "")
+    if any(_is_question(t) or _is_unsure(t) for t in (p.quote, sentence)):
         _count(repairs, "question_dropped")  # a question, what-if or hedge: not a statement to keep
         return None
     # The facts protocol has no body: the user's own words are the card's context.

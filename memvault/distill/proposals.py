@@ -213,6 +213,12 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
                                 tuple(episodes), target))
             continue
         kind = item.get("kind")
+        if repairs is not None and isinstance(kind, str) and kind not in kinds:
+            fixed = kind.strip().lower()
+            fixed = fixed if fixed in kinds else fixed.removesuffix("s")
+            if fixed in kinds:  # "Decision", "preferences"
+                kind = fixed
+                _count(repairs, "kind_fixed")
         if kind not in kinds:
             raise InvalidOutput(f"{where}.kind must be one of {', '.join(kinds)}",
                                 f"Use a kind from: {', '.join(kinds)}.")

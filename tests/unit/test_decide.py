@@ -119,3 +119,20 @@ def test_the_prompt_is_short_and_shows_a_chinese_and_an_english_example():
     assert estimate_tokens(system) + estimate_tokens(user) < 900
     assert "不用 SQLite 了" in system and "I prefer short answers" in system and "ASSISTANT:" not in system
     assert "{{episodes}}" in user and "{{fence}}" in user
+
+
+def test_a_quote_cut_out_of_a_question_or_a_what_if_is_still_dropped():
+    batch = [ep("what if we used Proxmox on the mini pc instead of plain debian? just thinking out loud"),
+             ep("maybe we should switch the backups to restic at some point, not sure yet", 1),
+             ep("算了，不用 SQLite 了，改用 Postgres。要不要加 Redis？", 2)]
+    repairs: dict = {}
+    proposals = facts(
+        {"episode": "e0", "quote": "Proxmox on the mini pc instead of plain debian", "kind": "decision",
+         "subject": "hypervisor", "value": "Proxmox"},
+        {"episode": "e1", "quote": "switch the backups to restic", "kind": "Decisions", "subject": "backups",
+         "value": "restic"},
+        {"episode": "e2", "quote": "改用 Postgres", "kind": "decision", "subject": "数据库", "value": "Postgres"},
+        n_episodes=3, repairs=repairs)
+    out, _ = decide(proposals, [], [], batch, repairs)
+    assert [p.value for p in out] == ["Postgres"]
+    assert repairs == {"kind_fixed": 1, "question_dropped": 2}

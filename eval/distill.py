@@ -49,7 +49,12 @@ With labels of both parts selected, `by_part` repeats the figures for each part 
 Options: --set DIR (default eval/distill), --files a,b (only these input files), --part old|new|all (the
 issue 10 set, the issue 20 set of people's lives, or both), --half A|B (a tuning half), --show (misses and false
 cards), --json, --keep (print and keep the vault), --batch-size N (episodes per LLM call; the fake modes
-default to 1 so a supersede target is always an existing card).
+default to 1 so a supersede target is always an existing card), --halves (also score half A and half B of
+the tuning split apart, from the same run).
+A real endpoint's settings are flags, written to the throw-away vault's memvault.yaml, because the runner
+strips every MEMVAULT_* and OPENAI_* variable of the caller (a stray one must not change a measurement):
+--timeout S (llm.timeout), --json-mode json_object|json_schema|text, --max-retries N, --max-output-tokens N.
+`eval/local_model.py` starts a real small local model and runs this with them.
 """
 
 from __future__ import annotations
@@ -180,9 +185,16 @@ def _set_config(vault: Path, updates: dict[str, dict]) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
-def _start_fake(workdir: Path, mode: str, labels: list[dict], keyed: dict[str, dict], env: dict):
+def _start_fake(workdir: Path, mode: str, labels: list[dict], keyed: dict[str, dict], env: dict,
+                replay: str | None = None):
     context = workdir / "oracle.json"
-    context.write_text(json.dumps({"mode": mode, "labels": labels,
+    replies = {}
+    if replay:
+        for line in Path(replay).read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if "content" in rec and rec.get("key"):
+                replies[rec["key"]] = rec["content"]
+    context.write_text(json.dumps({"mode": mode, "labels": labels, "replies": replies,
                                    "episodes": {k: {"user": e["user"], "assistant": e["assistant"],
                                                     "speakers": e.get("speakers") or {}}
                                                 for k, e in keyed.items()}}, ensure_ascii=False),
@@ -206,10 +218,12 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
     fake = None
     batch = args.batch_size
     if args.engine == "llm":
-        if args.fake:
-            fake, base_url = _start_fake(workdir, args.fake, labels, keyed, env)
+        if args.fake or args.replay:
+            mode = "replay" if args.replay else args.fake
+            fake, base_url = _start_fake(workdir, mode, labels, keyed, env, args.replay)
             denv["MEMVAULT_LLM_BASE_URL"] = base_url
-            denv["MEMVAULT_LLM_MODEL"] = "fake-" + args.fake
+            denv["MEMVAULT_LLM_MODEL"] = args.model or "fake-" + mode
+            denv["MEMVAULT_LLM_MAX_RETRIES"] = "0"
             batch = batch or 1
         elif args.base_url:
             denv["MEMVAULT_LLM_BASE_URL"] = args.base_url
@@ -275,9 +289,22 @@ def _oracle_context() -> dict:
     return _ORACLE_CACHE[path]
 
 
-def fake_reply(body: dict) -> str:
-    """tests/fake_llm.py --default-fn: answer a distill request from the labels (see --fake)."""
+def prompt_key(messages: list[dict]) -> str:
+    """eval/local_model/server.mjs's key of a prompt: sha256 of role \\x1f content, messages joined by \\x1e."""
+    import hashlib
+
+    joined = "\x1e".join(f"{m.get('role')}\x1f{m.get('content') or ''}" for m in messages)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+def fake_reply(body: dict) -> str | dict:
+    """tests/fake_llm.py --default-fn: answer a distill request from the labels (see --fake), or with a real
+    model's recorded answer to the same prompt (--replay)."""
     ctx = _oracle_context()
+    if ctx["mode"] == "replay":
+        content = ctx["replies"].get(prompt_key(body.get("messages", [])))
+        # A prompt the model never saw (the prompt or the episode format changed): not a measurement.
+        return content if content is not None else "(prompt not recorded)"  # an invalid reply: the batch fails
     prompt = "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
     related = {title: int(i) for i, title in _RELATED_LINE.findall(prompt.split("Turns to distil", 1)[0])}
     project = re.search(r'Turns to distil \(project "([^"]*)"\)', prompt)
@@ -532,7 +559,8 @@ def evaluate(args) -> dict:
                 result["by_part"][part] = {k: v for k, v in sub.items()
                                            if k not in ("seconds", "episodes_per_s", "misses", "false_cards",
                                                         "wrong_kind", "wrong_date", "speaker_unnamed")}
-        result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "")
+        result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "") + (
+            f" (replay of {Path(args.replay).name})" if args.replay else "")
         result["distill"] = {k: summary[k] for k in ("calls", "cards", "episodes_distilled", "failures",
                                                       "repairs", "errors", "prompt_tokens", "completion_tokens")
                              if k in summary}
@@ -553,6 +581,9 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--fake", choices=("oracle", "broken", "empty"),
                    help="llm engine against tests/fake_llm.py")
     p.add_argument("--base-url", help="llm engine: OpenAI-compatible endpoint")
+    p.add_argument("--replay", help="LOG of eval/local_model.py --server-log --log-replies: answer each prompt "
+                   "with the real model's recorded reply (memvault's own code re-scored; an unrecorded prompt "
+                   "fails its batch)")
     p.add_argument("--model")
     p.add_argument("--api-key-env", help="NAME of the environment variable holding the endpoint's key")
     p.add_argument("--batch-size", type=int)

@@ -98,10 +98,12 @@ def fetch_runtime(cache: Path) -> Path:
     return npm_dir
 
 
-def start_server(runtime: Path, model: Path, threads: int, context: int, startup: float, log: str | None):
+def start_server(runtime: Path, model: Path, threads: int, context: int, startup: float, log: str | None,
+                 log_text: bool = False):
     proc = subprocess.Popen(["node", str(runtime / "server.mjs"), "--model", str(model), "--port", "0",
                              "--threads", str(threads), "--context", str(context), "--name", MODEL_NAME,
-                             *(["--log", str(Path(log).resolve())] if log else [])],
+                             *(["--log", str(Path(log).resolve())] if log else []),
+                             *(["--log-text"] if log and log_text else [])],
                             cwd=runtime, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + startup
     line = ""
@@ -123,6 +125,9 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--context", type=int, default=4096)
     p.add_argument("--server-log", help="FILE: one JSON line per model call (time, tokens; never text)")
+    p.add_argument("--log-replies", action="store_true",
+                   help="with --server-log: also log each reply, so `eval/distill.py --replay LOG` can score "
+                        "changes of memvault's own code on the same answers in seconds")
     p.add_argument("--timeout", type=float, default=600.0, help="llm.timeout for each call (s)")
     p.add_argument("--json-mode", default="json_object", choices=("json_object", "json_schema", "text"))
     p.add_argument("--batch-size", type=int, default=1)
@@ -141,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.fetch_only:
         print(model)
         return 0
-    proc, base_url = start_server(runtime, model, args.threads, args.context, startup=300, log=args.server_log)
+    proc, base_url = start_server(runtime, model, args.threads, args.context, startup=300, log=args.server_log,
+                                  log_text=args.log_replies)
     _say(f"server: {base_url}")
     rest = [a for a in args.rest if a != "--"]
     cmd = [sys.executable, str(HERE / "distill.py"), "--engine", "llm", "--base-url", base_url,

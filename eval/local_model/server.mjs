@@ -1,6 +1,6 @@
 // A small OpenAI-compatible /v1/chat/completions server around node-llama-cpp (CPU), for eval/local_model.py.
 //
-//   node server.mjs --model FILE.gguf [--port 0] [--host 127.0.0.1] [--threads 1] [--context 4096] [--log FILE]
+//   node server.mjs --model FILE.gguf [--port 0] [--host 127.0.0.1] [--threads 1] [--context 4096] [--log FILE [--log-text]]
 //
 // Prints "READY http://127.0.0.1:<port>/v1" once the model is loaded. Listens on loopback only. One request at
 // a time (a queue): the KV cache of the previous prompt is reused for the common prefix (the system prompt),
@@ -8,6 +8,7 @@
 // JSON grammar, {"type": "json_schema", "json_schema": {"schema": ...}} with a grammar made from the schema;
 // anything else is free text. Usage counts come from the model's tokenizer. Nothing is downloaded: the model
 // file and node-llama-cpp's prebuilt CPU binary must already be on disk.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import process from "node:process";
@@ -31,7 +32,8 @@ if (!["127.0.0.1", "localhost", "::1"].includes(host)) {
 const threads = Number(arg("threads", "1"));
 const contextSize = Number(arg("context", "4096"));
 const modelName = arg("name", "local");
-const logPath = arg("log");  // one JSON line per request: time, tokens, finish (never the text)
+const logPath = arg("log");  // one JSON line per request: time, tokens, finish, the prompt's key
+const logText = process.argv.includes("--log-text");  // ... and the reply, for eval/distill.py --replay
 
 const llama = await getLlama({gpu: false, build: "never", progressLogs: false, logLevel: "error"});
 const model = await llama.loadModel({modelPath});
@@ -70,6 +72,12 @@ function text(content) {
     return "";
 }
 
+// The same key as eval/distill.py's replay: sha256 of role \x1f content, messages joined by \x1e.
+function promptKey(messages) {
+    const joined = messages.map((m) => `${m.role}\x1f${text(m.content)}`).join("\x1e");
+    return crypto.createHash("sha256").update(joined, "utf8").digest("hex");
+}
+
 function history(messages) {
     const out = [];
     for (const m of messages) {
@@ -97,7 +105,8 @@ async function complete(body) {
     if (logPath) {
         fs.appendFileSync(logPath, JSON.stringify({at: new Date(started).toISOString(), ms: Date.now() - started,
             prompt_tokens: promptTokens, completion_tokens: completionTokens, finish,
-            format: body.response_format ? body.response_format.type : null}) + "\n");
+            format: body.response_format ? body.response_format.type : null, key: promptKey(messages),
+            ...(logText ? {content: result.response} : {})}) + "\n");
     }
     return {
         id: `chatcmpl-${started}`, object: "chat.completion", created: Math.floor(started / 1000),

@@ -3,7 +3,8 @@
 A small model is asked only for facts (kind, subject, value, the old value a change replaces, the user's words,
 the episode). Here, before apply:
   - a card whose quote is not in its episode's user message is dropped (the assistant's words, or invented);
-    so is one whose quote is a question, a what-if or a hedge (the labelling rules of eval/distill/README.md);
+    so is one whose quote is a question, a what-if or a hedge, or comes from code, a quotation or role-play
+    narration (the labelling rules of eval/distill/README.md); the user's words become the card's title;
   - a change (`old` given) becomes a state card that supersedes the card holding the old value, found by
     merge.find_holder, the rule the offline engine links its changes with;
   - an `update` (from a model that still answers with actions) whose title or value says a different fact than
@@ -25,6 +26,7 @@ from memvault.model import Card, Episode
 
 STATE_FIELD = "current"  # the offline engine's field: one current value per subject
 GROUNDED = 90  # rapidfuzz partial_ratio of the quote against the user's message
+TITLE_WORDS = 120  # a quote up to this long is the card's title
 _DROP = re.compile(r"[\W_]+")
 
 
@@ -51,11 +53,20 @@ def _is_question(quote: str) -> bool:
 # Not an outright statement (eval/distill/README.md, labelling rule 2): a what-if, a hedge, or a choice denied.
 # Only the quote's opening words count for the first group: "if the build fails, page me" is a rule.
 _UNSURE_START = re.compile(
-    r"^(?:what if|suppose|supposing|maybe|perhaps|i guess|i might|we might|not sure|probably|"
-    r"如果|要是|假如|假设|万一|可能|也许|或许|大概|说不定)", re.I)
+    r"^(?:what if|suppose|supposing|i might|we might|如果|要是|假如|假设|万一|大概)", re.I)
 _UNSURE_ANY = re.compile(
-    r"(?:haven't decided|have not decided|not decided yet|undecided|never said|didn't say we|"
-    r"还没想好|还没定|还没决定|没决定|没说要|不确定)", re.I)
+    r"(?:\bmaybe\b|\bperhaps\b|\bprobably\b|\bi guess\b|\bnot sure\b|haven't decided|have not decided|"
+    r"not decided yet|undecided|never said|didn't say we|(?<![不尽])可能(?!性)|也许|或许|说不定|还没想好|还没定|"
+    r"还没决定|没决定|没说要|不确定)", re.I)
+# Text that is not the user's own statement (rules 2-4 of eval/distill/README.md): code blocks, `>` quoted
+# lines, quoted spans and role-play narration between asterisks.
+_NOT_OWN = re.compile(r"```.*?(?:```|$)|^[ \t]*>.*$|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|"
+                      r"\*[^*\n]+\*", re.S | re.M)
+
+
+def own_words(user: str) -> str:
+    """The user's message without code, quotations and narration."""
+    return _NOT_OWN.sub(" ", user)
 
 
 def _is_unsure(quote: str) -> bool:
@@ -96,12 +107,20 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
     if not hits:
         _count(repairs, "ungrounded_dropped")
         return None
+    if not grounded(p.quote, own_words(batch[hits[0]].user or "")):
+        _count(repairs, "quoted_dropped")  # code, someone else's words or narration
+        return None
     sentence = _sentence_of(p.quote, batch[hits[0]].user or "")
     if any(_is_question(t) or _is_unsure(t) for t in (p.quote, sentence)):
         _count(repairs, "question_dropped")  # a question, what-if or hedge: not a statement to keep
         return None
-    # The facts protocol has no body: the user's own words are the card's context.
-    return dataclasses.replace(p, episodes=(hits[0],), body=p.body or p.quote)
+    # The facts protocol has no title or body: the user's own words are the title (as the offline engine's
+    # cards), "subject: value" when they are long; the body keeps both.
+    if p.body or p.kind == "state" or not p.value:
+        return dataclasses.replace(p, episodes=(hits[0],), body=p.body or p.quote)
+    said = " ".join(p.quote.split())
+    title = said if len(said) <= TITLE_WORDS else p.title
+    return dataclasses.replace(p, episodes=(hits[0],), title=title, body=f"{p.title}\n\n{said}")
 
 
 def _different_fact(p: Proposal, old: Card) -> bool:

@@ -60,7 +60,7 @@ _UNSURE_ANY = re.compile(
     r"还没决定|没决定|没说要|不确定)", re.I)
 # Text that is not the user's own statement (rules 2-4 of eval/distill/README.md): code blocks, `>` quoted
 # lines, quoted spans and role-play narration between asterisks.
-_NOT_OWN = re.compile(r"```.*?(?:```|$)|^[ \t]*>.*$|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|"
+_NOT_OWN = re.compile(r"```.*?(?:```|\Z)|^[ \t]*>.*$|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|"
                       r"\*[^*\n]+\*", re.S | re.M)
 
 

@@ -130,7 +130,8 @@ def test_a_failed_batch_is_sent_again_and_distilled_by_the_next_run(tmp_path, se
     assert code == 0, err
     assert out["pending_before"] == 1 and out["episodes_distilled"] == 1 and out["cards"]["created"] == 1
     [card] = vault_cards(vault)
-    assert card.title == "index: Postgres" and card.episodes == tuple(ids)
+    assert card.title == "Use Postgres for the index" and card.episodes == tuple(ids)  # the user's words
+    assert "index: Postgres" in card.body
     assert [r["type"] for r in journal(vault)] == ["distill_failed", "distill"]
 
 
@@ -182,7 +183,7 @@ def test_an_update_never_replaces_a_card_with_another_fact(tmp_path, served):
     assert code == 0, err
     assert out["repairs"]["update_as_new_fact"] == 1 and out["cards"]["updated"] == 0
     titles = sorted(c.title for c in vault_cards(vault) if c.status == "active")
-    assert titles == ["NAS OS: TrueNAS Scale", "Router: OpenWrt One"]
+    assert titles == ["Router: OpenWrt One", "The NAS runs TrueNAS Scale"]
 
 
 # ---------------------------------------------------------------- facts protocol: code decides
@@ -208,20 +209,25 @@ def test_a_change_supersedes_the_card_that_held_the_old_value(tmp_path, served, 
     old = next(c for c in by_value.values() if c.status == "superseded")
     new = by_value[new_fact["value"]]
     assert new.kind == "state" and new.status == "active" and old.superseded_by == (new.id,)
-    assert old.title == f"{old_fact['subject']}: {old_fact['value']}"
+    assert old.title == old_fact["quote"] and new.title == f"{new_fact['subject']}: {new_fact['value']}"
 
 
 def test_words_the_user_did_not_say_and_questions_give_no_card(tmp_path, served):
     vault, _ = make_vault(tmp_path / "v", [
         ("Which database should I use?", "I'd use Postgres 16 with pgvector."),
         ("Should we use Redis for the queue?", "Maybe."),
+        ('The blog post says "we must support offline mode". thoughts?', "It depends."),
+        ("这段代码为什么报错？\n```python\n# 必须等待网络空闲\nawait page.goto(url)\n```", "缺少 import。"),
     ])
     assistant_words = cards(fact(quote="I'd use Postgres 16 with pgvector", subject="database", value="Postgres 16"))
     question = cards(fact(quote="Should we use Redis for the queue?", subject="queue", value="Redis"))
-    code, out, err = distill(vault, served([assistant_words, question]))
+    quoted = cards(fact(quote="we must support offline mode", kind="rule", subject="offline", value="must"))
+    in_code = cards(fact(quote="必须等待网络空闲", kind="rule", subject="网络", value="等待空闲"))
+    code, out, err = distill(vault, served([assistant_words, question, quoted, in_code]))
     assert code == 0, err
-    assert out["cards"]["created"] == 0 and out["episodes_distilled"] == 2 and out["empty"] == 2
+    assert out["cards"]["created"] == 0 and out["episodes_distilled"] == 4 and out["empty"] == 4
     assert out["repairs"]["ungrounded_dropped"] == 1 and out["repairs"]["question_dropped"] == 1
+    assert out["repairs"]["quoted_dropped"] == 2
 
 
 def test_a_near_duplicate_fact_merges_into_the_card_that_says_it(tmp_path, served):
@@ -231,4 +237,4 @@ def test_a_near_duplicate_fact_merges_into_the_card_that_says_it(tmp_path, serve
     assert code == 0, err
     assert (out["cards"]["created"], out["cards"]["merged"]) == (1, 1)
     [card] = vault_cards(vault)
-    assert card.episodes == tuple(ids) and card.title == "回答语言: 中文"
+    assert card.episodes == tuple(ids) and card.title == "以后回答都用中文" and "回答语言: 中文" in card.body

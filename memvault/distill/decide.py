@@ -92,6 +92,16 @@ def _sentence_of(quote: str, user: str) -> str:
     return best if score >= GROUNDED else quote
 
 
+def second_person(ep: Episode) -> bool:
+    """The assistant's side is a person the log names (a friend in a two-person chat), not an AI assistant or a
+    role-play character (SillyTavern: in-character lines are fiction): their words can be cards too."""
+    return bool(ep.speakers.get("assistant")) and (ep.source or {}).get("kind") != "sillytavern"
+
+
+def _sides(ep: Episode) -> list[str]:
+    return [ep.user or "", ep.assistant or ""] if second_person(ep) else [ep.user or ""]
+
+
 def _count(repairs: dict[str, int], what: str) -> None:
     repairs[what] = repairs.get(what, 0) + 1
 
@@ -100,17 +110,21 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
     """The proposal with its episode set from its quote, or None when the quote is not the user's."""
     if not p.quote:
         return p
+    def said_in(i: int) -> str | None:
+        return next((t for t in _sides(batch[i]) if grounded(p.quote, t)), None)
+
     where = list(p.episodes) or list(range(len(batch)))
-    hits = [i for i in where if grounded(p.quote, batch[i].user or "")]
+    hits = [i for i in where if said_in(i) is not None]
     if not hits and p.episodes:  # the right words under the wrong episode name
-        hits = [i for i in range(len(batch)) if grounded(p.quote, batch[i].user or "")]
+        hits = [i for i in range(len(batch)) if said_in(i) is not None]
     if not hits:
         _count(repairs, "ungrounded_dropped")
         return None
-    if not grounded(p.quote, own_words(batch[hits[0]].user or "")):
+    text = said_in(hits[0]) or ""
+    if not grounded(p.quote, own_words(text)):
         _count(repairs, "quoted_dropped")  # code, someone else's words or narration
         return None
-    sentence = _sentence_of(p.quote, batch[hits[0]].user or "")
+    sentence = _sentence_of(p.quote, text)
     if any(_is_question(t) or _is_unsure(t) for t in (p.quote, sentence)):
         _count(repairs, "question_dropped")  # a question, what-if or hedge: not a statement to keep
         return None

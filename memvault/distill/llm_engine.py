@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from importlib import resources
 
 from memvault.distill.batching import format_episode, format_related
+from memvault.distill.decide import second_person
 from memvault.distill.proposals import InvalidOutput, Proposal, output_schema, validate_output
 from memvault.distill.run import BatchFailed, Run, StopRun, Truncated
 from memvault.errors import LLMError
@@ -93,8 +94,10 @@ def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]
     max_chars = int(run.settings.get("max_episode_chars", 4000))
     # Trigger: a 1.5B model shown the assistant's reply quotes it as the user's (issue 22, measured on half A).
     # Outcome: by default the prompt shows only what the user said; distill.assistant_chars shows more.
+    # A named second person (a friend in a two-person chat) is shown in full: their words can be cards too.
     shown = int(run.settings.get("assistant_chars", 0))
-    episodes = "\n\n".join(format_episode(i, e, max_chars, shown) for i, e in enumerate(batch))
+    episodes = "\n\n".join(format_episode(i, e, max_chars, max_chars if second_person(e) else shown)
+                             for i, e in enumerate(batch))
     # The fence carries a hash of what it encloses, so no episode can contain the closing line.
     fence = "<<<UNTRUSTED-TURNS-" + hashlib.sha256(episodes.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
     project = batch[0].project

@@ -206,14 +206,15 @@ def distill(
 
 
 def _record_failure(run: Run, failure: BatchFailed, batch: list[Episode]) -> None:
-    """A failed batch is counted, named in the summary and journaled as `distill_failed`; its episodes are not
-    marked distilled (journal.distilled_ids reads only `distill` lines), so the next run sends them again."""
+    """A failed batch is counted, named in the summary and (when the model's reply was unusable, not when the
+    endpoint was down) journaled as `distill_failed`; its episodes are not marked distilled (journal.distilled_ids reads only `distill` lines), so the next run sends them again."""
     s = run.summary
     s.failures[failure.kind] += 1
     s.errors.append(failure.message)
     ids = failure.episodes or [e.id for e in batch]
     s.failed_episodes.extend(i for i in ids if i not in s.failed_episodes)
-    if run.dry_run:
+    if run.dry_run or failure.kind == "llm_error":
+        # An endpoint that is down is not the batch's doing: cron would journal it on every run.
         return
     # The message names fields and episode ids, never the turns' or the reply's text.
     run.vault.append_journal([{

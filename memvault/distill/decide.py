@@ -60,7 +60,7 @@ _UNSURE_ANY = re.compile(
     r"还没决定|没决定|没说要|不确定)", re.I)
 # Text that is not the user's own statement (rules 2-4 of eval/distill/README.md): code blocks, `>` quoted
 # lines, quoted spans and role-play narration between asterisks.
-_NOT_OWN = re.compile(r"```.*?(?:```|\Z)|^[ \t]*>.*$|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|"
+_NOT_OWN = re.compile(r"```.*?(?:```|\Z)|`[^`\n]+`|^[ \t]*>.*$|\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』|"
                       r"\*[^*\n]+\*", re.S | re.M)
 
 
@@ -121,7 +121,7 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
         _count(repairs, "ungrounded_dropped")
         return None
     text = said_in(hits[0]) or ""
-    if not grounded(p.quote, own_words(text)):
+    if "```" in p.quote or not grounded(p.quote, own_words(text)):
         _count(repairs, "quoted_dropped")  # code, someone else's words or narration
         return None
     sentence = _sentence_of(p.quote, text)
@@ -143,6 +143,41 @@ def _different_fact(p: Proposal, old: Card) -> bool:
     return is_substitution(p.title, old.title)
 
 
+def _where(p: Proposal, batch: list[Episode]) -> tuple[int, str, int] | None:
+    """(episode, sentence, offset of the quote in the episode's text) of a grounded proposal."""
+    from rapidfuzz import fuzz
+
+    if not p.quote or not p.episodes:
+        return None
+    for text in _sides(batch[p.episodes[0]]):
+        if grounded(p.quote, text):
+            at = fuzz.partial_ratio_alignment(p.quote, text)
+            return p.episodes[0], _sentence_of(p.quote, text), at.dest_start if at else 0
+    return None
+
+
+def _join_reasons(out: list[Proposal], batch: list[Episode], repairs: dict[str, int]) -> list[Proposal]:
+    """A reason given with a choice or a change belongs to its card (labelling rule 7): a card of another kind
+    that follows a decision or state card in the same sentence ("就用 Playwright 吧，京东的页面是 JS 渲染的",
+    "we switched to Zustand, Redux was too much boilerplate") joins that card's body. Two cards of one kind in a
+    sentence ("必须大于 3 秒，禁止并发爬") are two statements and stay."""
+    spots = [_where(p, batch) for p in out]
+    keep = list(out)
+    for j, q in enumerate(out):
+        if spots[j] is None:
+            continue
+        for i, p in enumerate(out):
+            if i == j or spots[i] is None or keep[i] is None or p.kind not in ("decision", "state"):
+                continue
+            (ei, si, oi), (ej, sj, oj) = spots[i], spots[j]
+            if ei == ej and si == sj and oi < oj and q.kind != p.kind and q.action == "create":
+                keep[i] = dataclasses.replace(keep[i], body=f"{keep[i].body}\n\n{q.quote}".strip())
+                keep[j] = None
+                _count(repairs, "reason_joined")
+                break
+    return [p for p in keep if p is not None]
+
+
 def decide(proposals: list[Proposal], related: list[Card], cards: Iterable[Card], batch: list[Episode],
            repairs: dict[str, int]) -> tuple[list[Proposal], list[Card]]:
     """The batch's proposals with their actions decided, and the related cards their targets index (the
@@ -150,13 +185,16 @@ def decide(proposals: list[Proposal], related: list[Card], cards: Iterable[Card]
     related = list(related)
     cards = list(cards)
     project = batch[0].project if batch else None
-    out: list[Proposal] = []
+    grounded_ones: list[Proposal] = []
     for p in proposals:
+        if p.action != "noop":
+            p = _ground(p, batch, repairs)
+        if p is not None:
+            grounded_ones.append(p)
+    out: list[Proposal] = []
+    for p in _join_reasons(grounded_ones, batch, repairs):
         if p.action == "noop":
             out.append(p)
-            continue
-        p = _ground(p, batch, repairs)
-        if p is None:
             continue
         if p.action == "update" and p.target is not None and _different_fact(p, related[p.target]):
             # Trigger: "update card 0" with another fact (small models overwrite earlier facts this way).

@@ -136,3 +136,41 @@ def test_a_quote_cut_out_of_a_question_or_a_what_if_is_still_dropped():
     out, _ = decide(proposals, [], [], batch, repairs)
     assert [p.value for p in out] == ["Postgres"]
     assert repairs == {"kind_fixed": 1, "question_dropped": 2}
+
+
+@pytest.mark.parametrize("user,first,second,kept", [
+    # a reason after a choice joins the choice's card (labelling rule 7)
+    ("就用 Playwright 吧，京东的页面大部分是 JS 渲染的。",
+     {"quote": "就用 Playwright 吧", "kind": "decision", "subject": "爬虫工具", "value": "Playwright"},
+     {"quote": "京东的页面大部分是 JS 渲染的", "kind": "fact", "subject": "页面", "value": "JS 渲染"}, 1),
+    ("We switched from Redux to Zustand, Redux was too much boilerplate.",
+     {"quote": "switched from Redux to Zustand", "kind": "state", "subject": "state", "value": "Zustand",
+      "old": "Redux"},
+     {"quote": "Redux was too much boilerplate", "kind": "rule", "subject": "Redux", "value": "boilerplate"}, 1),
+    # two statements of one kind in a sentence, or in two sentences, stay two cards
+    ("请求间隔必须大于 3 秒，禁止并发爬同一个站点。",
+     {"quote": "请求间隔必须大于 3 秒", "kind": "rule", "subject": "请求间隔", "value": "大于 3 秒"},
+     {"quote": "禁止并发爬同一个站点", "kind": "rule", "subject": "并发", "value": "禁止"}, 2),
+    ("We'll go with Postgres. Table names must be lowercase.",
+     {"quote": "We'll go with Postgres", "kind": "decision", "subject": "database", "value": "Postgres"},
+     {"quote": "Table names must be lowercase", "kind": "rule", "subject": "table names", "value": "lowercase"}, 2),
+])
+def test_a_reason_joins_its_card_and_separate_statements_stay(user, first, second, kept):
+    repairs: dict = {}
+    proposals = facts({"episode": "e0", **first}, {"episode": "e0", **second}, repairs=repairs)
+    out, _ = decide(proposals, [], [], [ep(user)], repairs)
+    assert len(out) == kept
+    if kept == 1:
+        assert second["quote"] in out[0].body and repairs == {"reason_joined": 1}
+
+
+def test_inline_code_and_a_fence_marker_are_not_the_users_words():
+    batch = [ep("what does `Unable to resolve module ./Foo` mean, I always forget"),
+             ep("review this diff pls\n```diff\n-    amount: float\n```", 1)]
+    repairs: dict = {}
+    proposals = facts({"episode": "e0", "quote": "Unable to resolve module ./Foo", "kind": "fact", "subject": "error",
+                       "value": "module"},
+                      {"episode": "e1", "quote": "```diff", "kind": "fact", "subject": "diff", "value": "diff"},
+                      n_episodes=2, repairs=repairs)
+    out, _ = decide(proposals, [], [], batch, repairs)
+    assert out == [] and repairs == {"quoted_dropped": 2}

@@ -133,7 +133,8 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
     if p.body or p.kind == "state" or not p.value:
         return dataclasses.replace(p, episodes=(hits[0],), body=p.body or p.quote)
     said = " ".join(p.quote.split())
-    title = said if len(said) <= TITLE_WORDS else p.title
+    # Words that only repeat the value ("FastAPI") say less than "后端: FastAPI".
+    title = said if len(said) <= TITLE_WORDS and _plain(said) != _plain(p.value) else p.title
     return dataclasses.replace(p, episodes=(hits[0],), title=title, body=f"{p.title}\n\n{said}")
 
 

@@ -93,9 +93,11 @@ def _sentence_of(quote: str, user: str) -> str:
 
 
 def second_person(ep: Episode) -> bool:
-    """The assistant's side is a person the log names (a friend in a two-person chat), not an AI assistant or a
-    role-play character (SillyTavern: in-character lines are fiction): their words can be cards too."""
-    return bool(ep.speakers.get("assistant")) and (ep.source or {}).get("kind") != "sillytavern"
+    """The assistant's side is a person (a friend in a two-person chat), not an AI assistant or a role-play
+    character: their words can be cards too. The offline engine's rule (offline.assistant_is_person)."""
+    from memvault.distill.offline import assistant_is_person
+
+    return assistant_is_person(ep)
 
 
 def _sides(ep: Episode) -> list[str]:

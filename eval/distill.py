@@ -49,7 +49,12 @@ With labels of both parts selected, `by_part` repeats the figures for each part 
 Options: --set DIR (default eval/distill), --files a,b (only these input files), --part old|new|all (the
 issue 10 set, the issue 20 set of people's lives, or both), --half A|B (a tuning half), --show (misses and false
 cards), --json, --keep (print and keep the vault), --batch-size N (episodes per LLM call; the fake modes
-default to 1 so a supersede target is always an existing card).
+default to 1 so a supersede target is always an existing card), --halves (also score half A and half B of
+the tuning split apart, from the same run).
+A real endpoint's settings are flags, written to the throw-away vault's memvault.yaml, because the runner
+strips every MEMVAULT_* and OPENAI_* variable of the caller (a stray one must not change a measurement):
+--timeout S (llm.timeout), --json-mode json_object|json_schema|text, --max-retries N, --max-output-tokens N.
+`eval/local_model.py` starts a real small local model and runs this with them.
 """
 
 from __future__ import annotations
@@ -180,9 +185,16 @@ def _set_config(vault: Path, updates: dict[str, dict]) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
-def _start_fake(workdir: Path, mode: str, labels: list[dict], keyed: dict[str, dict], env: dict):
+def _start_fake(workdir: Path, mode: str, labels: list[dict], keyed: dict[str, dict], env: dict,
+                replay: str | None = None):
     context = workdir / "oracle.json"
-    context.write_text(json.dumps({"mode": mode, "labels": labels,
+    replies = {}
+    if replay:
+        for line in Path(replay).read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if "content" in rec and rec.get("key"):
+                replies[rec["key"]] = rec["content"]
+    context.write_text(json.dumps({"mode": mode, "labels": labels, "replies": replies,
                                    "episodes": {k: {"user": e["user"], "assistant": e["assistant"],
                                                     "speakers": e.get("speakers") or {}}
                                                 for k, e in keyed.items()}}, ensure_ascii=False),
@@ -206,10 +218,12 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
     fake = None
     batch = args.batch_size
     if args.engine == "llm":
-        if args.fake:
-            fake, base_url = _start_fake(workdir, args.fake, labels, keyed, env)
+        if args.fake or args.replay:
+            mode = "replay" if args.replay else args.fake
+            fake, base_url = _start_fake(workdir, mode, labels, keyed, env, args.replay)
             denv["MEMVAULT_LLM_BASE_URL"] = base_url
-            denv["MEMVAULT_LLM_MODEL"] = "fake-" + args.fake
+            denv["MEMVAULT_LLM_MODEL"] = args.model or "fake-" + mode
+            denv["MEMVAULT_LLM_MAX_RETRIES"] = "0"
             batch = batch or 1
         elif args.base_url:
             denv["MEMVAULT_LLM_BASE_URL"] = args.base_url
@@ -220,6 +234,12 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
         else:
             raise SystemExit("--engine llm needs --base-url URL (a real endpoint) "
                              "or --fake oracle|broken|empty")
+        # The caller's MEMVAULT_* variables are stripped (a stray one must not change a measurement), so the
+        # endpoint settings a slow local model needs are explicit flags, written to the vault's memvault.yaml.
+        llm = {k: v for k, v in (("timeout", args.timeout), ("json_mode", args.json_mode),
+                                  ("max_retries", args.max_retries)) if v is not None}
+        if llm:
+            _set_config(vault, {"llm": llm})
     else:
         _set_config(vault, {"distill": {"engine": args.engine}})
         # Trigger: a memvault without that engine ignores the key and calls an LLM.
@@ -229,8 +249,11 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
         denv["MEMVAULT_LLM_MAX_RETRIES"] = "0"
     if batch:
         # batch size = llm.max_output_tokens // distill.tokens_per_episode (memvault/distill.py)
-        _set_config(vault, {"llm": {"max_output_tokens": 4096},
-                            "distill": {"tokens_per_episode": max(1, 4096 // batch)}})
+        max_out = args.max_output_tokens or 4096
+        _set_config(vault, {"llm": {"max_output_tokens": max_out},
+                            "distill": {"tokens_per_episode": max(1, max_out // batch)}})
+    elif args.max_output_tokens:
+        _set_config(vault, {"llm": {"max_output_tokens": args.max_output_tokens}})
     try:
         t0 = time.perf_counter()
         # exit 5: some batches failed (bad replies); they stay pending and count as giving no card
@@ -266,9 +289,22 @@ def _oracle_context() -> dict:
     return _ORACLE_CACHE[path]
 
 
-def fake_reply(body: dict) -> str:
-    """tests/fake_llm.py --default-fn: answer a distill request from the labels (see --fake)."""
+def prompt_key(messages: list[dict]) -> str:
+    """eval/local_model/server.mjs's key of a prompt: sha256 of role \\x1f content, messages joined by \\x1e."""
+    import hashlib
+
+    joined = "\x1e".join(f"{m.get('role')}\x1f{m.get('content') or ''}" for m in messages)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
+def fake_reply(body: dict) -> str | dict:
+    """tests/fake_llm.py --default-fn: answer a distill request from the labels (see --fake), or with a real
+    model's recorded answer to the same prompt (--replay)."""
     ctx = _oracle_context()
+    if ctx["mode"] == "replay":
+        content = ctx["replies"].get(prompt_key(body.get("messages", [])))
+        # A prompt the model never saw (the prompt or the episode format changed): not a measurement.
+        return content if content is not None else "(prompt not recorded)"  # an invalid reply: the batch fails
     prompt = "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
     related = {title: int(i) for i, title in _RELATED_LINE.findall(prompt.split("Turns to distil", 1)[0])}
     project = re.search(r'Turns to distil \(project "([^"]*)"\)', prompt)
@@ -277,8 +313,10 @@ def fake_reply(body: dict) -> str:
 
     for key, ep in ctx["episodes"].items():
         said = ep.get("speakers") or {}
-        pos = prompt.find(f"USER{speaker_label(said.get('user'))}: {ep['user'].strip()}\n"
-                          f"ASSISTANT{speaker_label(said.get('assistant'))}: {ep['assistant'].strip()}")
+        user_line = f"USER{speaker_label(said.get('user'))}: {ep['user'].strip()}"
+        pos = prompt.find(f"{user_line}\nASSISTANT{speaker_label(said.get('assistant'))}: {ep['assistant'].strip()}")
+        if pos < 0:  # a prompt that shows only the user's side (distill.assistant_chars 0)
+            pos = prompt.find(user_line + "\n")
         if pos < 0:
             continue
         heads = list(_EPISODE_HEAD.finditer(prompt, 0, pos))
@@ -306,11 +344,13 @@ def _oracle_cards(ctx: dict, row: dict, ref: str, related: dict[str, int], proje
         kind = label["kind"]
         if mode == "broken" and k % 4 == 1:
             kind = "fact" if kind != "fact" else "preference"
-        action, target = "create", None
+        action, target, replaced = "create", None, None
         if label["supersedes"] and not (mode == "broken"):
             old = ctx["cards"][label["supersedes"]]
-            if old["title"] in related:
+            if old["title"] in related:  # a prompt that lists the existing cards: name the one replaced
                 action, target = "supersede", related[old["title"]]
+            else:  # the facts protocol: say the old value, memvault finds its card
+                replaced = old["value"]
         title = label["title"]
         said = ctx["episodes"][row["episode"]].get("speakers")
         if mode == "broken" and k % 2 == 0 and _is_speaker(label["subject"], said):
@@ -320,6 +360,8 @@ def _oracle_cards(ctx: dict, row: dict, ref: str, related: dict[str, int], proje
             card["valid_from"] = label.get("when")
         if kind == "state":
             card.update(subject=label["subject"], field="value", value=label["value"])
+        if replaced:
+            card.update(old=replaced, quote=label["evidence"])
         out.append(card)
     return out
 
@@ -341,7 +383,7 @@ def read_cards(vault: Path) -> list[dict]:
         c = codec.parse_card(path.read_text(encoding="utf-8"), str(path))
         cards.append({"id": c.id, "kind": c.kind, "title": c.title, "body": c.body, "subject": c.subject,
                       "field": c.field, "value": c.value, "status": c.status, "valid_from": c.valid_from,
-                      "episodes": list(c.source.get("episodes") or []),
+                      "episodes": list(c.source.get("episodes") or []), "project": c.project,
                       "supersedes": list(c.supersedes), "superseded_by": list(c.superseded_by)})
     return cards
 
@@ -477,6 +519,19 @@ def _names(card: dict, name: str) -> bool:
 # ------------------------------------------------------------------------------------------------ main
 
 
+def _score_part(labels: list[dict], keyed: dict[str, dict], cards: list[dict], seconds: float,
+                half: str) -> dict | None:
+    """The scores of one tuning half's files (half_of), from the same run's cards (a card belongs to its
+    capture project)."""
+    rows = [r for r in labels if half_of(r) == half]
+    if not rows:
+        return None
+    stems = {Path(r["file"]).stem for r in rows}
+    part = score(rows, {k: v for k, v in keyed.items() if k in {r["episode"] for r in rows}},
+                 [c for c in cards if c.get("project") in stems], seconds)
+    return {k: v for k, v in part.items() if k not in ("seconds", "episodes_per_s")}
+
+
 def evaluate(args) -> dict:
     set_dir = Path(args.set).resolve()
     files = [f for f in (args.files or "").split(",") if f] or None
@@ -504,9 +559,14 @@ def evaluate(args) -> dict:
                 result["by_part"][part] = {k: v for k, v in sub.items()
                                            if k not in ("seconds", "episodes_per_s", "misses", "false_cards",
                                                         "wrong_kind", "wrong_date", "speaker_unnamed")}
-        result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "")
-        result["distill"] = {k: summary[k] for k in ("calls", "cards", "episodes_distilled", "failures")
+        result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "") + (
+            f" (replay of {Path(args.replay).name})" if args.replay else "")
+        result["distill"] = {k: summary[k] for k in ("calls", "cards", "episodes_distilled", "failures",
+                                                      "repairs", "errors", "prompt_tokens", "completion_tokens")
                              if k in summary}
+        if args.halves:
+            result["halves"] = {name: _score_part(labels, keyed, cards, summary["seconds"], name)
+                                for name in ("A", "B")}
         if args.keep:
             result["vault"] = str(vault)
         return result
@@ -521,9 +581,17 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--fake", choices=("oracle", "broken", "empty"),
                    help="llm engine against tests/fake_llm.py")
     p.add_argument("--base-url", help="llm engine: OpenAI-compatible endpoint")
+    p.add_argument("--replay", help="LOG of eval/local_model.py --server-log --log-replies: answer each prompt "
+                   "with the real model's recorded reply (memvault's own code re-scored; an unrecorded prompt "
+                   "fails its batch)")
     p.add_argument("--model")
     p.add_argument("--api-key-env", help="NAME of the environment variable holding the endpoint's key")
     p.add_argument("--batch-size", type=int)
+    p.add_argument("--timeout", type=float, help="llm.timeout (s) for a real endpoint (a slow local model)")
+    p.add_argument("--json-mode", choices=("json_object", "json_schema", "text"), help="llm.json_mode")
+    p.add_argument("--max-retries", type=int, help="llm.max_retries (HTTP attempts after the first)")
+    p.add_argument("--max-output-tokens", type=int, help="llm.max_output_tokens (default 4096)")
+    p.add_argument("--halves", action="store_true", help="also score half A and half B (README) apart")
     p.add_argument("--set", default=str(SET_DIR))
     p.add_argument("--files", help="comma-separated input file names (default: all)")
     p.add_argument("--part", choices=("all", "old", "new"), default="all",
@@ -564,6 +632,14 @@ def main(argv: list[str] | None = None) -> int:
     failures = {k: v for k, v in (result["distill"].get("failures") or {}).items() if v}
     if failures:
         print(f"  distill failures (their episodes gave no card): {failures}")
+    repairs = {k: v for k, v in (result["distill"].get("repairs") or {}).items() if v}
+    if repairs:
+        print(f"  repairs of the model's replies: {repairs}")
+    for name, part in (result.get("halves") or {}).items():
+        if part:
+            print(f"  half {name}: {part['episodes']} episodes, precision {part['precision']}, recall "
+                  f"{part['recall']}, supersede {part['supersede_accuracy']}, nothing-set false "
+                  f"{part['nothing_false_pct']} %")
     if args.show:
         for k in ("misses", "wrong_kind", "wrong_date", "speaker_unnamed", "false_cards"):
             print(f"{k}: {', '.join(result[k]) or '-'}")

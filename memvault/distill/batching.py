@@ -37,12 +37,16 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit] + f" …[cut {len(text) - limit} chars]"
 
 
-def format_episode(i: int, ep: Episode, max_chars: int) -> str:
+def format_episode(i: int, ep: Episode, max_chars: int, assistant_chars: int | None = None) -> str:
+    """An episode as the prompt shows it. `assistant_chars` cuts the assistant's side shorter (0 leaves it out:
+    cards come from what the user says, and a small model quotes whatever text it is shown)."""
     user = _cut(ep.user.strip(), max_chars)
-    assistant = _cut(ep.assistant.strip(), max_chars)
     said = ep.speakers
-    return (f"[e{i}] {ep.at[:10]}\nUSER{speaker_label(said.get('user'))}: {user}"
-            f"\nASSISTANT{speaker_label(said.get('assistant'))}: {assistant}")
+    head = f"[e{i}] {ep.at[:10]}\nUSER{speaker_label(said.get('user'))}: {user}"
+    limit = max_chars if assistant_chars is None else min(max_chars, assistant_chars)
+    if limit <= 0:
+        return head
+    return head + f"\nASSISTANT{speaker_label(said.get('assistant'))}: {_cut(ep.assistant.strip(), limit)}"
 
 
 def format_related(cards: list[Card]) -> str:

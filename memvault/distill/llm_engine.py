@@ -1,7 +1,10 @@
 """The LLM engine: a batch's proposals from one model call (plus one retry that names the mistake).
 
-Builds the prompt from prompts/distill.md, the batch and its related cards (fenced, redacted again), calls the
-endpoint under --max-calls, detects a cut-off answer (the run splits the batch) and validates the reply.
+Builds the prompt from prompts/distill.md and the batch (fenced, redacted again), calls the endpoint under
+--max-calls, detects a cut-off answer (the run splits the batch) and validates the reply, repairing harmless
+mistakes (proposals.validate_output with a repairs dict). The model proposes facts; distill/decide.py decides
+what they do to the existing cards. A reply that is rejected gets one retry that shows the model its reply and
+the fix; an empty answer to that retry is a failed batch, never "nothing found".
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Mapping
 from importlib import resources
 
 from memvault.distill.batching import format_episode, format_related
+from memvault.distill.decide import second_person
 from memvault.distill.proposals import InvalidOutput, Proposal, output_schema, validate_output
 from memvault.distill.run import BatchFailed, Run, StopRun, Truncated
 from memvault.errors import LLMError
@@ -19,6 +23,13 @@ from memvault.model import Card, Episode
 from memvault.vault.store import Vault
 
 _USER_MARK = "=== user ==="
+# The kinds the prompt teaches (a small model does better with five than with every kind a vault knows).
+PROMPT_KINDS = ("decision", "preference", "rule", "fact", "state")
+_MAX_ECHO = 4000  # characters of a rejected reply shown back to the model in the retry
+
+
+def prompt_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(k for k in PROMPT_KINDS if k in kinds) or kinds
 
 
 def load_prompt() -> tuple[str, str]:
@@ -67,7 +78,7 @@ def _call(run: Run, messages: list[dict]):
         raise StopRun()
     s.calls += 1
     try:
-        reply = run.client.complete(messages, schema=output_schema(run.kinds))
+        reply = run.client.complete(messages, schema=output_schema(prompt_kinds(run.kinds)))
     except LLMFailure as exc:
         raise BatchFailed("llm_error", exc.message) from None
     except LLMError as exc:  # pragma: no cover - any other endpoint error class
@@ -81,7 +92,12 @@ def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]
     from memvault.redact import engine as redact
 
     max_chars = int(run.settings.get("max_episode_chars", 4000))
-    episodes = "\n\n".join(format_episode(i, e, max_chars) for i, e in enumerate(batch))
+    # Trigger: a 1.5B model shown the assistant's reply quotes it as the user's (issue 22, measured on half A).
+    # Outcome: by default the prompt shows only what the user said; distill.assistant_chars shows more.
+    # A named second person (a friend in a two-person chat) is shown in full: their words can be cards too.
+    shown = int(run.settings.get("assistant_chars", 0))
+    episodes = "\n\n".join(format_episode(i, e, max_chars, max_chars if second_person(e) else shown)
+                             for i, e in enumerate(batch))
     # The fence carries a hash of what it encloses, so no episode can contain the closing line.
     fence = "<<<UNTRUSTED-TURNS-" + hashlib.sha256(episodes.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
     project = batch[0].project
@@ -94,40 +110,68 @@ def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]
             {"role": "user", "content": user}]
 
 
+def _retry_messages(run: Run, messages: list[dict], reply_text: str, error: str, fix: str) -> list[dict]:
+    """The retry: the model's own reply (cut, redacted) and the exact fix, so it corrects instead of guessing."""
+    from memvault.redact import engine as redact
+
+    shown = reply_text.strip()
+    if len(shown) > _MAX_ECHO:
+        shown = shown[:_MAX_ECHO] + " …"
+    shown = redact.redact(shown, run.rules).text or "(empty)"
+    return messages + [
+        {"role": "assistant", "content": shown},
+        {"role": "user", "content": (
+            f"That reply was rejected: {error}. Fix: {fix} Keep the cards that were right, drop none because of "
+            'this, and reply with the whole corrected JSON object {"cards": [...]} only.')},
+    ]
+
+
 def propose(run: Run, batch: list[Episode], related: list[Card]) -> tuple[list[Proposal], dict[str, int]]:
     """The model's proposals for one batch and the batch's usage (calls, prompt and completion tokens).
 
-    Raises Truncated when the answer was cut off, BatchFailed (llm_error, invalid_output) or StopRun.
+    Raises Truncated when the answer was cut off, BatchFailed (llm_error, invalid_output) or StopRun. Repairs
+    of the accepted reply are added to the run's summary.
     """
     from memvault.distill.llm import extract_json
 
+    first = batch[0].id
+    ids = [e.id for e in batch]
     messages = _messages(run, batch, related)
     reply = _call(run, messages)
     calls = 1
     usage = [reply.prompt_tokens, reply.completion_tokens]
-    error: str | None = None
     for attempt in range(2):
         if reply.finish_reason == "length" or _looks_cut(reply.text):
             max_out = run.client.settings.max_output_tokens
-            raise Truncated(f"episode {batch[0].id}: the model's answer was cut off at "
+            raise Truncated(f"episode {first}: the model's answer was cut off at "
                             f"llm.max_output_tokens ({max_out}) even for this single episode; raise "
                             "llm.max_output_tokens (or lower distill.max_episode_chars)")
+        repairs: dict[str, int] = {}
         try:
             data = extract_json(reply.text)
-            proposals = validate_output(data, n_episodes=len(batch), n_related=len(related), kinds=run.kinds)
-            break
+            proposals = validate_output(data, n_episodes=len(batch), n_related=len(related),
+                                        kinds=run.kinds, repairs=repairs)
         except (ValueError, InvalidOutput) as exc:
             error = str(exc)
             if attempt == 1:
-                raise BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {batch[0].id}: "
-                                  f"invalid model output after one retry: {error}") from None
-            # Trigger: bad JSON or schema. Why: models usually fix a named mistake. Outcome: one retry that
-            # quotes our error (never their reply, which costs tokens and may echo episode text).
-            retry = messages + [{"role": "user", "content": (
-                f"Your previous reply was invalid: {error}. Reply again with only the JSON object "
-                '{"cards": [...]} following the rules.')}]
-            reply = _call(run, retry)
+                raise BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {first}: "
+                                  f"invalid model output after one retry: {error}", ids) from None
+            fix = exc.fix if isinstance(exc, InvalidOutput) else \
+                'Write only one JSON object {"cards": [...]}, with no text or code fence around it.'
+            # Trigger: bad JSON or schema. Why: models usually fix a named mistake when they see it. Outcome:
+            # one retry with their reply and the fix; an empty answer to it is a failure, below.
+            reply = _call(run, _retry_messages(run, messages, reply.text, error, fix))
             calls += 1
             usage[0] += reply.prompt_tokens
             usage[1] += reply.completion_tokens
+            continue
+        if attempt == 1 and not proposals:
+            # Trigger: the reply was rejected, and the retry answers "nothing". Why: small models answer
+            # {"cards": []} to any correction; taking that as "nothing to keep" marked turns distilled that no
+            # one read. Outcome: the batch fails (exit 5) and its episodes stay pending for the next run.
+            raise BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {first}: the model "
+                              "answered with no card after its reply was rejected", ids)
+        for key, n in repairs.items():
+            run.summary.repairs[key] = run.summary.repairs.get(key, 0) + n
+        break
     return proposals, {"calls": calls, "prompt_tokens": usage[0], "completion_tokens": usage[1]}

@@ -136,3 +136,52 @@ def state_conflicts(new: Card, existing: Iterable[Card]) -> list[Card]:
     return [c for c in existing if c.status == "active" and c.id != new.id and state_key(c) == key]
 
 
+
+
+# ---------------------------------------------------------------- the card a change replaces
+
+_NORM = re.compile(r"[\W_]+")
+_PARTS = re.compile(r"\s*(?:\band\b|\bor\b|[+/、&和与及])\s*", re.I)
+
+
+def _norm(text: str) -> str:
+    return _NORM.sub(" ", text.casefold()).strip()
+
+
+def _says(text: str, key: str) -> bool:
+    text = _norm(text)
+    return f" {key} " in f" {text} " or (not key.isascii() and len(key.replace(" ", "")) >= 2 and key in text)
+
+
+def holds(card: Card, old: str) -> float:
+    """How much of the old value this card says (its title, or its value for a state card): 1.0 when all of
+    it, else the share of its parts ("RQ 和 Redis" -> RQ, Redis); 0 when none."""
+    key = _norm(old)
+    if not key:
+        return 0.0
+    texts = [card.title, card.value or ""]
+    if any(_says(t, key) for t in texts):
+        return 1.0
+    parts = [_norm(p) for p in _PARTS.split(old) if len(_norm(p)) >= 2]
+    if len(parts) < 2:
+        return 0.0
+    return sum(any(_says(t, p) for t in texts) for p in parts) / len(parts)
+
+
+def find_holder(subject: str | None, old: str | None, cards: Iterable[Card], project: str | None) -> Card | None:
+    """The active card of the project (or a personal one) that held the old value of a change: one whose
+    title says the old value; a state card with the same subject first, then the one sharing most subject
+    words, then the newest. The offline engine and the LLM engine's change proposals both link through this."""
+    cards = list(cards)
+    subj = _norm(subject or "")
+    held = {c.id: holds(c, old or "") for c in cards if c.status == "active" and c.project in (project, None)}
+    found = [c for c in cards if held.get(c.id, 0.0) >= 0.5]
+    if not found:
+        return None
+
+    def rank(c: Card):
+        same = bool(subj) and c.kind == "state" and _norm(c.subject or "") == subj
+        shared = len(set(subj.split()) & set(_norm(c.title).split())) if subj else 0
+        return (-held[c.id], not same, -shared, tuple(-ord(ch) for ch in (c.valid_from or c.created or "")), c.id)
+
+    return sorted(found, key=rank)[0]

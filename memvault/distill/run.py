@@ -15,6 +15,9 @@ from memvault.vault.store import Vault
 
 FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
 CARD_COUNTS = ("created", "updated", "merged", "superseded")
+# What code mended or dropped in a model's replies (proposals.REPAIRS, and decide's drops); counted per run.
+REPAIR_COUNTS = ("target_dropped", "update_to_create", "noop_dropped", "update_as_new_fact", "keys_dropped",
+                 "kind_fixed", "ungrounded_dropped", "quoted_dropped", "question_dropped", "reason_joined")
 
 
 def crash_point(name: str) -> None:
@@ -43,6 +46,8 @@ class Summary:
     empty: int = 0
     failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
     errors: list[str] = field(default_factory=list)
+    failed_episodes: list[str] = field(default_factory=list)  # of the failed batches: they stay pending
+    repairs: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REPAIR_COUNTS, 0))
     stopped: str | None = None  # max_calls | llm_error
     engine: str = "llm"  # llm | offline (distill.engine)
     recovered: str | None = None  # batch id rolled back from an interrupted run
@@ -68,6 +73,7 @@ class Summary:
             "episodes_distilled": self.episodes_distilled,
             "cards": dict(self.cards),
             "empty": self.empty, "failures": dict(self.failures), "errors": list(self.errors),
+            "failed_episodes": list(self.failed_episodes), "repairs": dict(self.repairs),
             "stopped": self.stopped, "recovered": self.recovered, "rolled_back": self.rolled_back,
             "rollback_fallback": list(self.rollback_fallback),
             **({"would_write": self.would_write} if self.dry_run else {}),
@@ -75,12 +81,14 @@ class Summary:
 
 
 class BatchFailed(Exception):
-    """A batch failed; `kind` is one of FAILURE_CLASSES. The run counts it and goes on (llm_error stops)."""
+    """A batch failed; `kind` is one of FAILURE_CLASSES. The run counts it, journals it as `distill_failed`
+    (its episodes stay pending) and goes on (llm_error stops). `episodes`: the ids of the batch that failed."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, episodes: list[str] | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.episodes = list(episodes or [])
 
 
 class StopRun(Exception):

@@ -28,6 +28,7 @@ from typing import Any
 
 from memvault.distill import llm_engine
 from memvault.distill.apply import apply
+from memvault.distill.decide import decide
 from memvault.distill.batching import (
     batch_size,
     find_related,
@@ -182,8 +183,7 @@ def distill(
                     try:
                         _process(run, batch)
                     except BatchFailed as failure:
-                        summary.failures[failure.kind] += 1
-                        summary.errors.append(failure.message)
+                        _record_failure(run, failure, batch)
                         if failure.kind == "llm_error":
                             summary.stopped = "llm_error"
                             break
@@ -203,6 +203,24 @@ def distill(
                 state["last_success"] = start
             vault.write_state(STATE, state)
         return summary
+
+
+def _record_failure(run: Run, failure: BatchFailed, batch: list[Episode]) -> None:
+    """A failed batch is counted, named in the summary and (when the model's reply was unusable, not when the
+    endpoint was down) journaled as `distill_failed`; its episodes are not marked distilled (journal.distilled_ids reads only `distill` lines), so the next run sends them again."""
+    s = run.summary
+    s.failures[failure.kind] += 1
+    s.errors.append(failure.message)
+    ids = failure.episodes or [e.id for e in batch]
+    s.failed_episodes.extend(i for i in ids if i not in s.failed_episodes)
+    if run.dry_run or failure.kind == "llm_error":
+        # An endpoint that is down is not the batch's doing: cron would journal it on every run.
+        return
+    # The message names fields and episode ids, never the turns' or the reply's text.
+    run.vault.append_journal([{
+        "v": 1, "type": "distill_failed", "at": run.now(), "run": s.run, "episodes": ids, "engine": run.engine,
+        "model": run.model, "failure": failure.kind, "reason": failure.message,
+    }])
 
 
 def _pending(vault: Vault, project: str | None, upgrade: bool) -> list[Episode]:
@@ -238,6 +256,7 @@ def _redact_proposal(p: Proposal, rules) -> Proposal:
     return dataclasses.replace(
         p, title=clean(p.title), body=clean(p.body), entities=tuple(clean(e) for e in p.entities),
         subject=clean(p.subject), field=clean(p.field), value=clean(p.value), tags=tuple(clean(t) for t in p.tags),
+        old=clean(p.old), quote=clean(p.quote),
     )
 
 
@@ -256,7 +275,9 @@ def _process(run: Run, batch: list[Episode]) -> None:
             _process(run, batch[:half])
             _process(run, batch[half:])
             return
-        raise BatchFailed("truncated", cut.message) from None
+        raise BatchFailed("truncated", cut.message, [e.id for e in batch]) from None
+    # The model proposed facts; code decides what they do to the existing cards (distill/decide.py).
+    proposals, related = decide(proposals, related, run.cards.values(), batch, run.summary.repairs)
     if run.upgrade:  # the model's cards supersede the extracted cards of the same turns
         from memvault.distill.offline import upgrade as upgrading
 

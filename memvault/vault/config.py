@@ -61,6 +61,7 @@ DEFAULTS: dict[str, Any] = {
         "tokens_per_episode": 320,
         "max_input_tokens": 12000,
         "max_episode_chars": 4000,
+        "assistant_chars": 0,
         "max_episodes": 400,
         "related_cards": 12,
         "merge_threshold": 85,

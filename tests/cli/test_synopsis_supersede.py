@@ -52,7 +52,7 @@ def test_distill_synopsis_supersedes_one_written_by_hand_and_a_rollback_undoes_i
     old_bytes = (vault / old["path"]).read_bytes()
 
     def model(body: dict) -> str:
-        if "Redis streams" not in body["messages"][1]["content"]:
+        if "which queue?" not in body["messages"][1]["content"]:  # the prompt shows the user's side
             return json.dumps({"cards": []})
         return json.dumps({"cards": [{"action": "create", "kind": "synopsis", "title": "Demo: queue chosen too",
                                       "body": "", "entities": [], "project": "demo", "valid_from": None,

@@ -20,18 +20,17 @@ FIRST, EDIT = "2026-11-03T08:00:00Z", "2026-11-04T08:00:00Z"
 
 
 def reply(body: dict) -> str:
-    """Fake model (runs inside the fake server process): a decision per answer; `SUPERSEDE: A -> B` supersedes
-    the related card titled A."""
+    """Fake model (runs inside the fake server process): a decision per answer; `SUPERSEDE: A -> B` proposes a
+    change from A to B (memvault supersedes the card titled A)."""
     text = body["messages"][1]["content"]
-    related = {t: int(n) for n, t in re.findall(r"^\[(\d+)\] \w+ · (.*?) \(\d{4}-", text, re.M)}
     cards = []
     for n, answer in re.findall(r"^\[e(\d+)\] .*\nUSER: .*\nASSISTANT: (.*)$", text, re.M):
         card = {"action": "create", "kind": "decision", "title": answer, "body": "why: " + answer,
                 "entities": [answer.split()[-1].lower(), "stack"], "project": "demo", "valid_from": None,
                 "confidence": "user_stated", "episodes": [f"e{n}"]}
         m = re.match(r"SUPERSEDE: (.*?) -> (.*)$", answer)
-        if m and m.group(1) in related:
-            card.update(action="supersede", target=related[m.group(1)], title=m.group(2),
+        if m:  # a change: memvault finds the card that held the old title
+            card.update(title=m.group(2), subject="stack", value=m.group(2), old=m.group(1),
                         entities=[m.group(2).split()[-1].lower(), "stack"])
         cards.append(card)
     return json.dumps({"cards": cards}, ensure_ascii=False)
@@ -83,6 +82,12 @@ def tree(root: Path) -> dict[str, bytes]:
 def edited_vault(path: Path, url: str) -> Path:
     """Two distills, then turn 2 of session s edited and captured again: three stale batches wait."""
     shutil.copytree(ROOT / "vault-template", path)
+    import yaml
+
+    # The fake model reads its instructions from the assistant's answers: the prompt must show them.
+    data = yaml.safe_load((path / "memvault.yaml").read_text(encoding="utf-8"))
+    data.setdefault("distill", {})["assistant_chars"] = 4000
+    (path / "memvault.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     assert memvault(path, url, FIRST, "capture", "--project", "demo", stdin=chat("a", BASE, "2026-11-01")).returncode == 0
     assert memvault(path, url, FIRST, "distill").returncode == 0
     assert memvault(path, url, FIRST, "capture", "--project", "demo", stdin=chat("s", TURNS, "2026-11-02")).returncode == 0

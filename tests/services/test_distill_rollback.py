@@ -7,6 +7,9 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+import yaml
+
 from memvault.distill import cards as cardlib
 from memvault.vault import codec
 from memvault.model import Card
@@ -30,11 +33,6 @@ def episodes_of(body: dict) -> list[tuple[int, str, str]]:
     return [(int(n), u, a) for n, u, a in re.findall(r"^\[e(\d+)\] .*\nUSER: (.*)\nASSISTANT: (.*)$", text, re.M)]
 
 
-def related_of(body: dict) -> dict[str, int]:
-    text = body["messages"][1]["content"]
-    return {title: int(n) for n, title in re.findall(r"^\[(\d+)\] \w+ · (.*?) \(\d{4}-", text, re.M)}
-
-
 def card(n: int, title: str, **kw) -> dict:
     return {"action": "create", "kind": "decision", "title": title, "body": "why: " + title,
             "entities": [title.split()[-1].lower()], "project": "demo", "valid_from": None,
@@ -42,19 +40,32 @@ def card(n: int, title: str, **kw) -> dict:
 
 
 def model(body: dict) -> str:
-    """A fake distiller: each answer becomes a decision titled after it. `SUPERSEDE: <title>` in an answer
-    supersedes the related card with that title; `MERGE` repeats a related title (a near-duplicate)."""
-    related = related_of(body)
+    """A fake distiller: each answer becomes a decision titled after it. `SUPERSEDE: <old> -> <new>` in an
+    answer proposes a change from the old title to the new one (code finds the card that held the old one);
+    `MERGE` repeats a title (a near-duplicate)."""
     cards = []
     for n, _user, assistant in episodes_of(body):
         m = re.match(r"SUPERSEDE: (.*?) -> (.*)$", assistant)
-        if m and m.group(1) in related:
-            cards.append(card(n, m.group(2), action="supersede", target=related[m.group(1)]))
+        if m:
+            cards.append(card(n, m.group(2), subject="index", value=m.group(2), old=m.group(1)))
         elif assistant.startswith("MERGE: "):
             cards.append(card(n, assistant[len("MERGE: "):]))
         elif assistant != "ok":
             cards.append(card(n, assistant))
     return json.dumps({"cards": cards}, ensure_ascii=False)
+
+
+@pytest.fixture(autouse=True)
+def show_answers(vault):
+    """These fake models read their instructions from the assistant's answers: the prompt must show them."""
+    show_assistant(vault)
+
+
+def show_assistant(root: Path) -> None:
+    path = root / "memvault.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data.setdefault("distill", {})["assistant_chars"] = 4000
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
 def env(fake, now=NOW, **extra) -> dict:

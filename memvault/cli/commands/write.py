@@ -145,6 +145,10 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, ext
             "distilled again and their cards kept")
     for message in summary.errors:
         err(message)
+    if summary.failed_episodes:
+        ids = summary.failed_episodes
+        err(f"{len(ids)} episodes not distilled; they stay pending for the next run: {', '.join(ids[:5])}"
+            + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
     if as_json:
         print_json({**summary.to_json(), **(extra or {})})
     elif dry_run:
@@ -161,7 +165,9 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, ext
         typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {n['created']} "
                    f"cards created, {n['merged']} merged, {n['updated']} updated, {n['superseded']} "
                    f"superseded; {summary.pending_after} pending; {summary.calls} calls, "
-                   f"{summary.prompt_tokens}+{summary.completion_tokens} tokens")
+                   f"{summary.prompt_tokens}+{summary.completion_tokens} tokens"
+                   + (f"; {sum(summary.repairs.values())} model mistakes repaired" if any(summary.repairs.values())
+                      else ""))
     if summary.stopped == "max_calls" and not as_json:
         err(f"stopped at --max-calls {max_calls}; {summary.pending_after} episodes still pending")
 

@@ -7,12 +7,12 @@ proposals then take the same validate -> redact -> merge/supersede -> commit pat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from memvault.distill.cards import CARDS_PER_EPISODE, ENTITIES_MAX, ENTITY_MAX, KEY_MAX, TAGS_MAX, TITLE_MAX
 from memvault.distill.offline.cues import KNOWN_KINDS
 from memvault.distill.offline import dates, personal
+from memvault.distill.merge import find_holder
 from memvault.distill.offline.extract import Statement, statements
 from memvault.model import Card, Episode
 
@@ -20,11 +20,6 @@ ENGINE = "offline"
 CONFIDENCE = "extracted"
 STATE_FIELD = "current"
 BATCH = 64  # episodes per journal line; a batch also ends before a state change (see plan)
-_NORM = re.compile(r"[\W_]+")
-
-
-def _norm(text: str) -> str:
-    return _NORM.sub(" ", text.casefold()).strip()
 
 
 # A log whose assistant side is a person is one where people talk to each other: both sides are named, nothing
@@ -75,44 +70,10 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-_PARTS = re.compile(r"\s*(?:\band\b|\bor\b|[+/、&和与及])\s*", re.I)
-
-
-def _says(text: str, key: str) -> bool:
-    text = _norm(text)
-    return f" {key} " in f" {text} " or (not key.isascii() and len(key.replace(" ", "")) >= 2 and key in text)
-
-
-def _holds(card: Card, old: str) -> float:
-    """How much of the old value this card says (its title, or its value for a state card): 1.0 when all of
-    it, else the share of its parts ("RQ 和 Redis" -> RQ, Redis); 0 when none."""
-    key = _norm(old)
-    if not key:
-        return 0.0
-    texts = [card.title, card.value or ""]
-    if any(_says(t, key) for t in texts):
-        return 1.0
-    parts = [_norm(p) for p in _PARTS.split(old) if len(_norm(p)) >= 2]
-    if len(parts) < 2:
-        return 0.0
-    return sum(any(_says(t, p) for t in texts) for p in parts) / len(parts)
-
-
 def find_target(st: Statement, cards: Iterable[Card], project: str) -> Card | None:
-    """The active card of the project (or a personal one) that held the old value of a state change: one
-    whose title says the old value; a state card with the same subject first, then the newest."""
-    subject = _norm(st.subject or "")
-    held = {c.id: _holds(c, st.old or "") for c in cards if c.status == "active" and c.project in (project, None)}
-    found = [c for c in cards if held.get(c.id, 0.0) >= 0.5]
-    if not found:
-        return None
-
-    def rank(c: Card):
-        same = bool(subject) and c.kind == "state" and _norm(c.subject or "") == subject
-        shared = len(set(subject.split()) & set(_norm(c.title).split())) if subject else 0
-        return (-held[c.id], not same, -shared, tuple(-ord(ch) for ch in (c.valid_from or c.created or "")), c.id)
-
-    return sorted(found, key=rank)[0]
+    """The active card of the project (or a personal one) that held the old value of a state change
+    (merge.find_holder: one whose title says the old value; same-subject state card first, then the newest)."""
+    return find_holder(st.subject, st.old, cards, project)
 
 
 def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list[Card]]:

@@ -120,8 +120,8 @@ def main() -> None:
         sh("capture", "--project", "tidepool", *map(str, logs))
         sh("stats")
         if has_command("search"):
-            sh("search", "--episodes", "postgres", "--limit", "3")
-            sh("search", "--episodes", "任务队列", "--limit", "3")
+            sh("search", "postgres", "--limit", "3")
+            sh("search", "任务队列", "--limit", "3")
         if os.environ.get("MEMVAULT_LLM_BASE_URL"):
             print("\n# distill with the LLM at MEMVAULT_LLM_BASE_URL")
         else:
@@ -129,9 +129,11 @@ def main() -> None:
                   "\n# Set MEMVAULT_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) to distill with a model.")
         if sh("distill", check=False) == 5:
             print("# the LLM endpoint failed or answered badly (exit 5); the episodes stay pending")
-        print("\n# the cards are searchable, in English and Chinese")
+        print("\n# the cards come first, in English and Chinese; the turns no card covers follow")
         sh("search", "postgres", "--limit", "3")
         sh("search", "任务队列", "--limit", "3")
+        print("\n# a history question: what did we use before? (the card says Postgres, its tag says 数据库)")
+        sh("search", "之前用的是什么数据库", "--limit", "3")
         if not words_only:
             hybrid(vault)
         print("\n# the job queue changed its mind: the newer card supersedes the older one")

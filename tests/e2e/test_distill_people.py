@@ -87,3 +87,23 @@ def test_a_role_play_character_and_an_ai_assistant_are_not_read(tmp_path):
     assert memvault(vault, "capture", "--format", "jsonl", "--project", "ops", stdin=ai).returncode == 0
     assert memvault(vault, "distill").returncode == 0
     assert cards(vault) == []
+
+
+def test_the_shipped_examples_answer_what_issue_20_found_missing(tmp_path):
+    vault = tmp_path / "v"
+    shutil.copytree(ROOT / "vault-template", vault)
+    for log in sorted((ROOT / "examples").iterdir()):
+        if log.suffix in (".jsonl", ".json", ".txt"):
+            assert memvault(vault, "capture", "--project", "tidepool", str(log)).returncode == 0
+    assert memvault(vault, "distill").returncode == 0
+    # Postgres is filed as postgres (not postgres-16); no sentence-opening word became a thing
+    assert memvault(vault, "timeline", "postgres").returncode == 0
+    pages = {p.stem for p in (vault / "entities").glob("*.md")}
+    assert "postgres" in pages and not pages & {"postgres-16", "agreed", "one", "decision"}
+    # the README's history question finds a card (its known tool is tagged 数据库), and "set up the job queue
+    # for alerts" (found nothing before issue 20) gets the queue as it is now, then the turns that say it
+    found = json.loads(memvault(vault, "search", "之前用的是什么数据库", "--json").stdout)["hits"]
+    assert any(h["kind"] != "episode" and "Postgres" in h["title"] for h in found)
+    queue = json.loads(memvault(vault, "search", "set up the job queue for alerts", "--json").stdout)["hits"]
+    assert queue[0]["kind"] == "state" and "SKIP LOCKED" in queue[0]["title"]
+    assert any(h["kind"] == "episode" for h in queue)

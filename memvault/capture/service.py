@@ -17,6 +17,7 @@ from typing import BinaryIO
 from memvault.vault import codec
 from memvault.capture import formats
 from memvault.redact import engine as redact
+from memvault.choices import check_project, clean_project
 from memvault.errors import InputError
 from memvault.model import Episode, InputProblem, Message, Revoke
 from memvault.capture import align
@@ -82,6 +83,7 @@ def capture(
     on_problem: Callable[[str], None] | None = None,
 ) -> CaptureResult:
     """Read every input, then store the turns that are not stored yet. Returns counts, never text."""
+    check_project(project)
     now = now or _utc_now
     hyg = Hygiene.from_config(dict(vault.config.capture), vault.config.section("redact").get("deny") or [])
     result = CaptureResult()
@@ -198,8 +200,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
                 cur.private.update(spans=cleaned.private, unclosed=cleaned.unclosed)
                 continue
             counters[key] = counters.get(key, 0) + 1
-            cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
-                        start=starts[key])
+            cur = _Turn(session=key, project=project or clean_project(msg.project), number=counters[key],
+                        at=msg.ts, kind=kind, start=starts[key])
             cur.user.append(text)
             cur.refs.append(msg.ref)
             cur.heard("user", msg.speaker)
@@ -215,8 +217,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
                 # An opening by the assistant (a role-play greeting, or a cut that begins mid-answer): a turn
                 # with no user text, stored marked `source.opening` when nothing is stored for the session yet.
                 counters[key] = counters.get(key, 0) + 1
-                cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
-                            start=starts[key])
+                cur = _Turn(session=key, project=project or clean_project(msg.project), number=counters[key],
+                            at=msg.ts, kind=kind, start=starts[key])
                 current[key] = cur
                 (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
             if text:

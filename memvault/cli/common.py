@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from memvault.choices import check_project
 from memvault.errors import MemvaultError
 
 # Set by the app's callback (global options), read by the commands of this process.
@@ -34,6 +35,8 @@ def guard(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
+            # Every command's --project is checked here, once: a newline in it would split output lines.
+            check_project(kwargs.get("project"))
             return fn(*args, **kwargs)
         except typer.Exit:
             raise

@@ -39,6 +39,7 @@ class CaptureResult:
     redactions: Counter = field(default_factory=Counter)  # rule -> count
     episode_ids: list[str] = field(default_factory=list)
     private: Counter = field(default_factory=Counter)  # "spans" / "unclosed" -> count, in stored turns
+    inputs_skipped: list[dict[str, str]] = field(default_factory=list)  # {"input", "reason"}: not read at all
 
 
     def to_json(self) -> dict:
@@ -47,7 +48,7 @@ class CaptureResult:
             "skipped_by_reason": dict(sorted(self.skipped.items())), "revoked": self.revoked,
             "problems": self.problems, "formats": self.formats,
             "redactions": dict(sorted(self.redactions.items())), "episodes": self.episode_ids,
-            "private": dict(sorted(self.private.items())),
+            "private": dict(sorted(self.private.items())), "inputs_skipped": self.inputs_skipped,
         }
 
 
@@ -88,11 +89,26 @@ def capture(
     hyg = Hygiene.from_config(dict(vault.config.capture), vault.config.section("redact").get("deny") or [])
     result = CaptureResult()
     turns: list[_Turn] = []
+    refused: list[InputError] = []
     for name, stream in inputs:
-        used, messages = _open_messages(stream, fmt, name, hyg)
+        try:
+            used, messages = _open_messages(stream, fmt, name, hyg)
+        except UnknownShape as exc:
+            # Trigger: one input's format cannot be told (a stray file in `capture *.json`). Why: the other
+            # inputs are good logs; refusing them all loses them. Outcome: skipped, named in a warning; a
+            # usage error (exit 2) only when no input could be read at all.
+            refused.append(exc)
+            result.inputs_skipped.append({"input": name, "reason": exc.reason})
+            continue
         result.formats[name] = used
         turns.extend(_group_turns(messages, hyg, used, project, session, result, on_problem,
                                   (name, vault.config.default_project)))
+    if refused and not result.formats:
+        raise refused[0]
+    for exc in refused:
+        result.problems.append(exc.message)
+        if on_problem:
+            on_problem(exc.message)
     if not turns:
         return result
     host = socket.gethostname()
@@ -124,13 +140,57 @@ def _open_messages(stream: BinaryIO, fmt: str, name: str, hyg: Hygiene) -> tuple
     if fmt == "auto":
         if not head.strip():
             return "empty", iter(())
-        fmt = formats.sniff_format(head)
+        try:
+            fmt = formats.sniff_format(head)
+        except InputError as exc:
+            if b"\n" in head or len(head) < SNIFF_BYTES:
+                raise UnknownShape(name, exc.message) from None
+            # Trigger: the first line is longer than the sniffing window (a pasted dump as the first message).
+            # Why: its cut JSON cannot be parsed, but its leading keys or the next lines tell the format.
+            # Outcome: the prefix's keys, else the lines after it, decide; the bytes read are replayed.
+            fmt, head = _sniff_past_first_line(head, stream, hyg.max_line_bytes)
+            if fmt is None:
+                raise UnknownShape(name, exc.message) from None
     elif fmt not in formats.FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of auto, {', '.join(formats.FORMATS)}")
     joined = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
     return fmt, formats.iter_messages(
         joined, fmt, name, sidechains=hyg.sidechains, max_line_bytes=hyg.max_line_bytes
     )
+
+
+def _sniff_past_first_line(head: bytes, stream: BinaryIO, max_line_bytes: int) -> tuple[str | None, bytes]:
+    """(format or None, every byte read so far to replay) for an input whose first line is longer than `head`.
+
+    Memory stays bounded by the line cap: of a first line longer than `max_line_bytes`, only its first
+    `max_line_bytes + 1` bytes are kept, so the line reader still skips it and reports it as too long."""
+    fmt = formats.sniff_cut_line(head)
+    if fmt is not None:
+        return fmt, head
+    line = bytearray(head)
+    while True:
+        chunk = stream.readline(SNIFF_BYTES)
+        if not chunk:
+            break
+        if len(line) <= max_line_bytes:
+            line += chunk[: max_line_bytes + 1 - len(line)]
+        if chunk.endswith(b"\n"):
+            break
+    first = bytes(line).rstrip(b"\n") + b"\n"
+    after = stream.read(SNIFF_BYTES)
+    try:
+        fmt = formats.sniff_format(after) if after.strip() else None
+    except InputError:
+        fmt = None
+    return fmt, first + after
+
+
+class UnknownShape(InputError):
+    """An input whose format cannot be told from its start; the message names the input."""
+
+    def __init__(self, name: str, reason: str):
+        self.reason = reason
+        super().__init__(f"{name}: {reason}")
 
 
 class _Prefixed(io.RawIOBase):

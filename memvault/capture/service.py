@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
-import re
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from memvault.vault import codec
-from memvault.capture import formats
 from memvault.redact import engine as redact
 from memvault.choices import check_project, clean_project
 from memvault.errors import InputError
@@ -23,10 +20,8 @@ from memvault.model import Episode, InputProblem, Message, Revoke
 from memvault.capture import align
 from memvault.capture import hygiene
 from memvault.capture.hygiene import Hygiene
+from memvault.capture.inputs import UnknownShape, open_messages
 from memvault.vault.store import EpisodeIndex, Vault, append_lines, user_digest
-
-SNIFF_BYTES = 64 * 1024
-
 
 @dataclass
 class CaptureResult:
@@ -92,7 +87,7 @@ def capture(
     refused: list[InputError] = []
     for name, stream in inputs:
         try:
-            used, messages = _open_messages(stream, fmt, name, hyg)
+            used, messages = open_messages(stream, fmt, name, hyg.sidechains, hyg.max_line_bytes)
         except UnknownShape as exc:
             # Trigger: one input's format cannot be told (a stray file in `capture *.json`). Why: the other
             # inputs are good logs; refusing them all loses them. Outcome: skipped, named in a warning; a
@@ -131,88 +126,6 @@ def capture(
     result.new = len(new)
     result.episode_ids = [ep.id for ep in new]
     return result
-
-
-def _open_messages(stream: BinaryIO, fmt: str, name: str, hyg: Hygiene) -> tuple[str, Iterator]:
-    head = stream.read(SNIFF_BYTES)
-    if isinstance(head, str):
-        raise InputError(f"{name}: input must be read as bytes")
-    if fmt == "auto":
-        if not head.strip():
-            return "empty", iter(())
-        try:
-            fmt = formats.sniff_format(head)
-        except InputError as exc:
-            if b"\n" in head or len(head) < SNIFF_BYTES:
-                raise UnknownShape(name, exc.message) from None
-            # Trigger: the first line is longer than the sniffing window (a pasted dump as the first message).
-            # Why: its cut JSON cannot be parsed, but its leading keys or the next lines tell the format.
-            # Outcome: the prefix's keys, else the lines after it, decide; the bytes read are replayed.
-            fmt, head = _sniff_past_first_line(head, stream, hyg.max_line_bytes)
-            if fmt is None:
-                raise UnknownShape(name, exc.message) from None
-    elif fmt not in formats.FORMATS:
-        raise InputError(f"unknown format {fmt!r}; choose one of auto, {', '.join(formats.FORMATS)}")
-    joined = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
-    return fmt, formats.iter_messages(
-        joined, fmt, name, sidechains=hyg.sidechains, max_line_bytes=hyg.max_line_bytes
-    )
-
-
-def _sniff_past_first_line(head: bytes, stream: BinaryIO, max_line_bytes: int) -> tuple[str | None, bytes]:
-    """(format or None, every byte read so far to replay) for an input whose first line is longer than `head`.
-
-    Memory stays bounded by the line cap: of a first line longer than `max_line_bytes`, only its first
-    `max_line_bytes + 1` bytes are kept, so the line reader still skips it and reports it as too long."""
-    fmt = formats.sniff_cut_line(head)
-    if fmt is not None:
-        return fmt, head
-    line = bytearray(head)
-    while True:
-        chunk = stream.readline(SNIFF_BYTES)
-        if not chunk:
-            break
-        if len(line) <= max_line_bytes:
-            line += chunk[: max_line_bytes + 1 - len(line)]
-        if chunk.endswith(b"\n"):
-            break
-    first = bytes(line).rstrip(b"\n") + b"\n"
-    after = stream.read(SNIFF_BYTES)
-    try:
-        fmt = formats.sniff_format(after) if after.strip() else None
-    except InputError:
-        fmt = None
-    return fmt, first + after
-
-
-class UnknownShape(InputError):
-    """An input whose format cannot be told from its start; the message names the input."""
-
-    def __init__(self, name: str, reason: str):
-        self.reason = reason
-        super().__init__(f"{name}: {reason}")
-
-
-class _Prefixed(io.RawIOBase):
-    """The bytes already read for sniffing, then the rest of the stream (stdin cannot seek back)."""
-
-    def __init__(self, head: bytes, rest: BinaryIO):
-        self._head = memoryview(head)
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf) -> int:
-        if self._head:
-            n = min(len(buf), len(self._head))
-            buf[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buf))
-        n = len(data)
-        buf[:n] = data
-        return n
 
 
 def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: CaptureResult, on_problem,

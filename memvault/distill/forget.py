@@ -189,7 +189,7 @@ def _drop_index(vault: Vault) -> list[str]:
     """The search index is derived: delete it and let the next search rebuild it without the card."""
     gone = []
     for pattern in ("index*", "search*"):
-        for path in sorted(vault.local.glob(pattern)):
+        for path in sorted((vault.cache or vault.local).glob(pattern)):
             if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
     return gone
@@ -198,14 +198,14 @@ def _drop_index(vault: Vault) -> list[str]:
 def _erase_vectors(vault: Vault, keys: dict[str, list[str]]) -> list[str]:
     """An embedding can be turned back into much of its text: erase the purged items' vectors (search.dense).
     When that fails (numpy gone, a damaged file) every vector file goes: they are derived, `embed` refills."""
-    if not (vault.local / KEYS_FILE).exists():
+    if not ((vault.cache or vault.local) / KEYS_FILE).exists():
         return []
     try:
         with Index(vault.root) as idx:
             return [f".memvault/{name}" for name in erase(idx, keys)]
     except (EmbedError, sqlite3.Error, OSError):
         gone = []
-        for path in sorted(vault.local.glob("vectors*")):
+        for path in sorted((vault.cache or vault.local).glob("vectors*")):
             if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
         return gone

@@ -155,9 +155,10 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
     10k episodes (14 MB) costs ~1 s; a file that changes between stat and read is simply scanned again next time.
     """
     key = _rules_key(vault)
-    cache_path = vault.local / SCAN_CACHE
+    cache_dir = vault.cache
+    cache_path = cache_dir / SCAN_CACHE if cache_dir else None
     try:
-        cache = marshal.loads(cache_path.read_bytes())
+        cache = marshal.loads(cache_path.read_bytes()) if cache_path else {}
         clean = cache["files"] if isinstance(cache, dict) and cache.get("key") == key else {}
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         clean = {}
@@ -179,7 +180,7 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
         errors.append(VaultFormatError(rel, lineno, f"secret in clear (rule {finding.rule}): "
                                        "run `memvault doctor --fix` to redact it"))
     fresh.update((rel, sig) for _path, rel, sig, _style in todo if rel not in dirty)
-    if fresh != clean:
+    if fresh != clean and cache_path is not None:
         with contextlib.suppress(OSError):
             atomic_write(cache_path, marshal.dumps({"key": key, "files": fresh}))
     return errors
@@ -278,7 +279,7 @@ def _vector_problems(vault: Vault) -> list[str]:
         from_section(vault.config.section("embeddings"))
     except UsageError as exc:
         return [exc.message]
-    if not (vault.local / "vectors.sqlite").exists():
+    if not vault.cache or not (vault.cache / "vectors.sqlite").exists():
         return []
 
     try:
@@ -303,7 +304,7 @@ def _fix_derived(vault: Vault) -> list[str]:
         if text is not None:
             atomic_write(target, text)
             fixed.append(f"{vault.rel(target)}: generated block rewritten")
-    index = vault.local / "search.sqlite"
+    index = (vault.cache or vault.local) / "search.sqlite"
     for suffix in ("", "-wal", "-shm"):
         stale = index.with_name(index.name + suffix)
         if remove_file(stale) and not suffix:

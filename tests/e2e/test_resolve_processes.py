@@ -75,7 +75,7 @@ def hold_lock(vault: Path) -> subprocess.Popen:
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom memvault.vault.store import Vault\n"
          "v = Vault.open(sys.argv[1], {})\nwith v.exclusive('distill', 'test holder'):\n"
-         "    print('held', flush=True)\n    time.sleep(60)\n", str(vault)],
+         "    print('held', flush=True)\n    time.sleep(600)\n", str(vault)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
     return holder

@@ -310,6 +310,8 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         changed = [p.episode.turn for p in items
                    if not p.opening and p.episode.turn in users and users[p.episode.turn] != p.user_digest
                    and not align.at_cut_edge(p, items, index)
+                   # a stored opening, or a stored turn captured from a cut of this one, is not an edit either
+                   and users[p.episode.turn] != align.EMPTY and not align.is_part(users[p.episode.turn], p)
                    # an older version of the log (cut before a rewind or rollback) is not an edit
                    and p.episode.at >= index.times.get(sid, {}).get(p.episode.turn, "")]
         first_changed = min(changed) if changed else None
@@ -320,13 +322,14 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         seen_now: set[str] = set()
         for p in items:
             ep = p.episode
-            if ep.turn in known and (first_changed is None or ep.turn < first_changed):
+            if (ep.turn in known and (first_changed is None or ep.turn < first_changed)
+                    and not (users.get(ep.turn) == align.EMPTY and not p.opening)):
                 result.already += 1
                 continue
-            if p.opening and (known or (not p.start and all(q.opening for q in items))):
-                # Trigger: a turn with no user text in a session that is stored, or in an input that is nothing
-                # else and does not start the conversation (a tail that begins inside an answer). Why: it is
-                # part of a stored turn, or cannot be placed. Outcome: not stored.
+            if p.opening and not p.start:
+                # Trigger: a turn with no user text in an input that does not start the conversation (a tail
+                # that begins inside an answer). Why: it is part of a stored turn, or the end of one whose
+                # question the input lacks. Outcome: not stored (an opening that starts it, a greeting, is).
                 result.skipped["partial"] += 1
                 continue
             if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked and first_changed is None):

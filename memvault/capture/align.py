@@ -73,7 +73,8 @@ def _place_by_text(items: list[Any], index: Any, moved, derived_only: bool) -> l
                 continue  # "ok" or "继续" is said in every chat: alone it places a turn only with its answer
             tally[(session, turn - p.episode.turn)] += 1
             same[(session, turn - p.episode.turn)] += answer_too
-    for (session, shift), _n in sorted(tally.items(), key=lambda kv: (-kv[1], -same[kv[0]], abs(kv[0][1]), kv[0])):
+    ranked = sorted(tally.items(), key=lambda kv: (-kv[1], -same[kv[0]], abs(kv[0][1]), kv[0]))
+    for (session, shift), _n in ranked:
         stored = index.users[session]
         if not all(stored.get(p.episode.turn + shift, p.user_digest) == p.user_digest
                    or derived_only and is_part(stored[p.episode.turn + shift], p)
@@ -92,7 +93,9 @@ def _covers(items: list[Any], stored: dict[int, str], shift: int) -> bool:
     said = sorted(turn for turn, digest in stored.items() if digest != EMPTY)
     for turn in said:
         p = ours.get(turn)
-        if p is None or (stored[turn] != p.user_digest and not (turn == said[0] and is_part(stored[turn], p))):
+        if p is None:
+            return False
+        if stored[turn] != p.user_digest and not (turn == said[0] and is_part(stored[turn], p)):
             return False
     return True
 
@@ -118,15 +121,17 @@ def _part_shift(items: list[Any], index: Any, sid: str, users: dict[int, str]) -
     turns = sorted((t for s, t in index.by_user_part.get(first.user_digest, ()) if s == sid), reverse=True)
     for turn in turns:  # the latest first: a tail is cut from the end
         shift = turn - first.episode.turn
+        rest = [p for p in items if not p.opening and p is not first]
         if all(users.get(p.episode.turn + shift, p.user_digest) == p.user_digest
-               for p in items if not p.opening and p is not first and not at_cut_edge(p, items, index, sid, shift)):
+               for p in rest if not at_cut_edge(p, items, index, sid, shift)):
             return shift
     return None
 
 
 def _whole_of_part_shift(items: list[Any], users: dict[int, str]) -> int | None:
     """The shift that puts one of our turns on the stored turn that is its later part (that stored turn came
-    from a tail cut between two user messages of it, captured before this fuller log), when the rest lines up."""
+    from a tail cut between two user messages of it, captured before this fuller log), when the rest lines
+    up."""
     where: dict[str, list[int]] = {}
     for turn, digest in users.items():
         where.setdefault(digest, []).append(turn)

@@ -229,7 +229,8 @@ def interrupted(vault: Vault) -> tuple[str, list[str]] | None:
 
 
 def _committed(vault: Vault, key: str) -> bool:
-    return bool(key) and any(r.get("batch") == key or r.get("change") == key for r in vault.journal(problems=[]))
+    return bool(key) and any(r.get("batch") == key or r.get("change") == key
+                             for r in vault.journal(problems=[]))
 
 
 def recover(vault: Vault) -> str | None:

@@ -114,8 +114,8 @@ def _interrupted(vault: Vault, report: DoctorReport) -> set[str]:
         return set()
     key, files = found
     if is_locked(vault.local / "distill.lock"):
-        report.warnings.append(f"a distill or another card change is running now (batch {key}): the {len(files)} "
-                               "files it is writing are checked once it has finished")
+        report.warnings.append(f"a distill or another card change is running now (batch {key}): the "
+                               f"{len(files)} files it is writing are checked once it has finished")
     else:
         report.warnings.append(f"batch {key} was interrupted (Ctrl-C or a crash) while writing {len(files)} "
                                "files: not damage; the next `memvault distill` (or `memvault doctor --fix`) "

@@ -89,8 +89,8 @@ def distill_cmd(
             err(f"warning: {warning}")
         if explain or not decision.run:
             # quiet_hours and min_gap_minutes hold the synopsis too; "nothing to distil" does not.
-            upkeep = _upkeep(vault, now, project, explain=explain or dry_run or decision.held, as_json=as_json,
-                             quiet=quiet)
+            held = explain or dry_run or decision.held
+            upkeep = _upkeep(vault, now, project, explain=held, as_json=as_json, quiet=quiet)
             if as_json:
                 print_json({"auto": decision.to_json(), "ran": False, "upkeep": upkeep})
             elif explain:
@@ -102,7 +102,8 @@ def distill_cmd(
     summaries = []
     for upgrading in [upgrade, True] if auto_upgrade else [upgrade]:
         summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
-                              project=project, now=now, on_progress=None if as_json else _progress_printer(quiet),
+                              project=project, now=now,
+                              on_progress=None if as_json else _progress_printer(quiet),
                               upgrade=upgrading)
         summaries.append(summary)
         if not dry_run:

@@ -122,8 +122,8 @@ class EmbedClient:
                         hint = hint or (" (check embeddings.model and base_url)"
                                         if resp.status_code in (400, 404, 422) else "")
                         raise EmbedError(f"{where}: HTTP {resp.status_code}{hint}")
-                    raw = self._read(resp, _MAX_BYTES_BASE + _MAX_BYTES_PER_TEXT * len(inputs), started, where,
-                                     limit)
+                    cap = _MAX_BYTES_BASE + _MAX_BYTES_PER_TEXT * len(inputs)
+                    raw = self._read(resp, cap, started, where, limit)
             except httpx.TimeoutException:
                 raise EmbedError(f"{where}: timed out after {limit:g} s") from None
             except httpx.ConnectError:

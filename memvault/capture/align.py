@@ -76,10 +76,10 @@ def _place_by_text(items: list[Any], index: Any, moved, derived_only: bool) -> l
     ranked = sorted(tally.items(), key=lambda kv: (-kv[1], -same[kv[0]], abs(kv[0][1]), kv[0]))
     for (session, shift), _n in ranked:
         stored = index.users[session]
-        if not all(stored.get(p.episode.turn + shift, p.user_digest) == p.user_digest
+        if not all(stored.get(p.episode.turn + shift, p.user_digest) in (p.user_digest, EMPTY)
                    or derived_only and is_part(stored[p.episode.turn + shift], p)
                    for p in items if not p.opening and not at_cut_edge(p, items, index, session, shift)):
-            continue
+            continue  # (a stored opening, EMPTY, is no other user text: ours goes beside it)
         if derived_only and not _covers(items, stored, shift):
             continue  # a log with its own id joins a derived session only when that session is a piece of it
         return _shifted(items, session, shift, moved)

@@ -326,10 +326,14 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
                     and not (users.get(ep.turn) == align.EMPTY and not p.opening)):
                 result.already += 1
                 continue
-            if p.opening and not p.start:
-                # Trigger: a turn with no user text in an input that does not start the conversation (a tail
-                # that begins inside an answer). Why: it is part of a stored turn, or the end of one whose
-                # question the input lacks. Outcome: not stored (an opening that starts it, a greeting, is).
+            if p.opening and not p.start and (ep.source.get("kind") in STARTS_SAID or known
+                                              or all(q.opening for q in items)):
+                # Trigger: a turn with no user text that does not start the conversation: the input's format says
+                # where a conversation starts and this is not it, or its session is stored, or the input holds
+                # nothing else. Why: it is the end of an answer whose question the input lacks (a tail that
+                # begins inside an answer). Outcome: not stored. A JSON-lines or text log cannot say where a
+                # conversation starts, so its opening of a session not stored yet is kept (a greeting, or the
+                # first session of a chat that the other side began).
                 result.skipped["partial"] += 1
                 continue
             if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked and first_changed is None):
@@ -363,6 +367,10 @@ def _moved(p: _Prepared, session: str, turn: int) -> _Prepared:
     moved = Episode(**{**ep.__dict__, "session": session, "turn": turn,
                        "id": _episode_id(ep.at, session, turn, ep.hash)})
     return dataclasses.replace(p, episode=moved)
+
+
+# Formats whose logs say where a conversation starts (a header, a root message, a session_meta, a document).
+STARTS_SAID = frozenset({"claude-code", "codex", "sillytavern", "openai", "chatgpt"})
 
 
 def _utc_now() -> str:

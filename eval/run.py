@@ -285,8 +285,10 @@ def hybrid_measure(root: Path, questions: list[dict], mode: str, prior: dict) ->
     try:
         info = json.loads(proc.stdout.readline())
         path = root / "memvault.yaml"
+        # This measures what the model finds, not how fast: on a loaded machine a question's vector may take
+        # seconds, and a search that ran out of `timeout` would fall back to words and count as a miss.
         section = {"base_url": info["base_url"], "model": info["model"], "dimensions": info["dimensions"],
-                   "input_type": True}
+                   "input_type": True, "timeout": 600.0, "batch_timeout": 600.0}
         _set_section(path, "embeddings", section)
         embed_vault(Vault.open(root, os.environ), os.environ)
         opts = search.options_from({}, mode=mode, embeddings=Vault.open(root, os.environ).config.section("embeddings"),

@@ -48,6 +48,10 @@ class VaultFormatError(MemvaultError, code=3):
         self.reason = reason
 
 
+class ReadOnlyVault(MemvaultError, code=3):
+    """A writing command on a vault this user cannot write (a read-only mount, another user's vault)."""
+
+
 class Busy(MemvaultError, code=4):
     """Another process holds the lock."""
 

@@ -15,6 +15,10 @@ Failure modes (attributes, changeable while it runs):
     status      HTTP status of every answer (e.g. 503); `fail_first` n: only the first n answers fail
     dim         vector length (change it to answer with a wrong dimension)
     delay       seconds to sleep before answering (timeouts, kill -9 mid-run)
+    per_text    seconds more per input text, as a model on the CPU takes (memvault embed-server: ~0.5 on a loaded
+                2-core machine, measured by bench/embed_server.py)
+    block_from  n: the n-th request and every later one wait until `release` is set (a client stopped at a
+                known request, however fast or slow the machine)
     models      accepted model names (others: 404); None accepts any
     key         when set, an "Authorization: Bearer <key>" header is required (else 401)
 """
@@ -54,6 +58,9 @@ class FakeEmbed:
         self.status = 200
         self.fail_first = 0
         self.delay = 0.0
+        self.per_text = 0.0
+        self.block_from: int | None = None
+        self.release = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.texts: list[str] = []
         self.lock = threading.Lock()
@@ -88,8 +95,12 @@ class FakeEmbed:
         with self.lock:
             self.requests.append({"headers": headers, "body": body})
             n = len(self.requests)
+        if self.block_from is not None and n >= self.block_from:
+            self.release.wait(600)  # a hang guard only
         if self.delay:
             time.sleep(self.delay)
+        if self.per_text and isinstance(body, dict):
+            time.sleep(self.per_text * len(body.get("input") or []))
         if self.status != 200 and (not self.fail_first or n <= self.fail_first):
             return self.status, {"error": {"message": "fake failure", "type": "server_error"}}
         if self.key is not None and headers.get("authorization") != f"Bearer {self.key}":

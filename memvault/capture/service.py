@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
-import re
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from memvault.vault import codec
-from memvault.capture import formats
 from memvault.redact import engine as redact
+from memvault.choices import check_project, clean_project
 from memvault.errors import InputError
 from memvault.model import Episode, InputProblem, Message, Revoke
 from memvault.capture import align
 from memvault.capture import hygiene
 from memvault.capture.hygiene import Hygiene
+from memvault.capture.inputs import UnknownShape, open_messages
 from memvault.vault.store import EpisodeIndex, Vault, append_lines, user_digest
-
-SNIFF_BYTES = 64 * 1024
-
 
 @dataclass
 class CaptureResult:
@@ -38,6 +34,7 @@ class CaptureResult:
     redactions: Counter = field(default_factory=Counter)  # rule -> count
     episode_ids: list[str] = field(default_factory=list)
     private: Counter = field(default_factory=Counter)  # "spans" / "unclosed" -> count, in stored turns
+    inputs_skipped: list[dict[str, str]] = field(default_factory=list)  # {"input", "reason"}: not read at all
 
 
     def to_json(self) -> dict:
@@ -46,7 +43,7 @@ class CaptureResult:
             "skipped_by_reason": dict(sorted(self.skipped.items())), "revoked": self.revoked,
             "problems": self.problems, "formats": self.formats,
             "redactions": dict(sorted(self.redactions.items())), "episodes": self.episode_ids,
-            "private": dict(sorted(self.private.items())),
+            "private": dict(sorted(self.private.items())), "inputs_skipped": self.inputs_skipped,
         }
 
 
@@ -82,15 +79,31 @@ def capture(
     on_problem: Callable[[str], None] | None = None,
 ) -> CaptureResult:
     """Read every input, then store the turns that are not stored yet. Returns counts, never text."""
+    check_project(project)
     now = now or _utc_now
     hyg = Hygiene.from_config(dict(vault.config.capture), vault.config.section("redact").get("deny") or [])
     result = CaptureResult()
     turns: list[_Turn] = []
+    refused: list[InputError] = []
     for name, stream in inputs:
-        used, messages = _open_messages(stream, fmt, name, hyg)
+        try:
+            used, messages = open_messages(stream, fmt, name, hyg.sidechains, hyg.max_line_bytes)
+        except UnknownShape as exc:
+            # Trigger: one input's format cannot be told (a stray file in `capture *.json`). Why: the other
+            # inputs are good logs; refusing them all loses them. Outcome: skipped, named in a warning; a
+            # usage error (exit 2) only when no input could be read at all.
+            refused.append(exc)
+            result.inputs_skipped.append({"input": name, "reason": exc.reason})
+            continue
         result.formats[name] = used
         turns.extend(_group_turns(messages, hyg, used, project, session, result, on_problem,
                                   (name, vault.config.default_project)))
+    if refused and not result.formats:
+        raise refused[0]
+    for exc in refused:
+        result.problems.append(exc.message)
+        if on_problem:
+            on_problem(exc.message)
     if not turns:
         return result
     host = socket.gethostname()
@@ -113,44 +126,6 @@ def capture(
     result.new = len(new)
     result.episode_ids = [ep.id for ep in new]
     return result
-
-
-def _open_messages(stream: BinaryIO, fmt: str, name: str, hyg: Hygiene) -> tuple[str, Iterator]:
-    head = stream.read(SNIFF_BYTES)
-    if isinstance(head, str):
-        raise InputError(f"{name}: input must be read as bytes")
-    if fmt == "auto":
-        if not head.strip():
-            return "empty", iter(())
-        fmt = formats.sniff_format(head)
-    elif fmt not in formats.FORMATS:
-        raise InputError(f"unknown format {fmt!r}; choose one of auto, {', '.join(formats.FORMATS)}")
-    joined = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
-    return fmt, formats.iter_messages(
-        joined, fmt, name, sidechains=hyg.sidechains, max_line_bytes=hyg.max_line_bytes
-    )
-
-
-class _Prefixed(io.RawIOBase):
-    """The bytes already read for sniffing, then the rest of the stream (stdin cannot seek back)."""
-
-    def __init__(self, head: bytes, rest: BinaryIO):
-        self._head = memoryview(head)
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf) -> int:
-        if self._head:
-            n = min(len(buf), len(self._head))
-            buf[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buf))
-        n = len(data)
-        buf[:n] = data
-        return n
 
 
 def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: CaptureResult, on_problem,
@@ -198,8 +173,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
                 cur.private.update(spans=cleaned.private, unclosed=cleaned.unclosed)
                 continue
             counters[key] = counters.get(key, 0) + 1
-            cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
-                        start=starts[key])
+            cur = _Turn(session=key, project=project or clean_project(msg.project), number=counters[key],
+                        at=msg.ts, kind=kind, start=starts[key])
             cur.user.append(text)
             cur.refs.append(msg.ref)
             cur.heard("user", msg.speaker)
@@ -215,8 +190,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
                 # An opening by the assistant (a role-play greeting, or a cut that begins mid-answer): a turn
                 # with no user text, stored marked `source.opening` when nothing is stored for the session yet.
                 counters[key] = counters.get(key, 0) + 1
-                cur = _Turn(session=key, project=project or msg.project, number=counters[key], at=msg.ts, kind=kind,
-                            start=starts[key])
+                cur = _Turn(session=key, project=project or clean_project(msg.project), number=counters[key],
+                            at=msg.ts, kind=kind, start=starts[key])
                 current[key] = cur
                 (anonymous if key == "\0anon" else by_session.setdefault(key, [])).append(cur)
             if text:
@@ -335,6 +310,8 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         changed = [p.episode.turn for p in items
                    if not p.opening and p.episode.turn in users and users[p.episode.turn] != p.user_digest
                    and not align.at_cut_edge(p, items, index)
+                   # a stored opening, or a stored turn captured from a cut of this one, is not an edit either
+                   and users[p.episode.turn] != align.EMPTY and not align.is_part(users[p.episode.turn], p)
                    # an older version of the log (cut before a rewind or rollback) is not an edit
                    and p.episode.at >= index.times.get(sid, {}).get(p.episode.turn, "")]
         first_changed = min(changed) if changed else None
@@ -345,13 +322,18 @@ def _decide(prepared: list[_Prepared], index: EpisodeIndex, result: CaptureResul
         seen_now: set[str] = set()
         for p in items:
             ep = p.episode
-            if ep.turn in known and (first_changed is None or ep.turn < first_changed):
+            if (ep.turn in known and (first_changed is None or ep.turn < first_changed)
+                    and not (users.get(ep.turn) == align.EMPTY and not p.opening)):
                 result.already += 1
                 continue
-            if p.opening and (known or (not p.start and all(q.opening for q in items))):
-                # Trigger: a turn with no user text in a session that is stored, or in an input that is nothing
-                # else and does not start the conversation (a tail that begins inside an answer). Why: it is
-                # part of a stored turn, or cannot be placed. Outcome: not stored.
+            if p.opening and not p.start and (ep.source.get("kind") in STARTS_SAID or known
+                                              or all(q.opening for q in items)):
+                # Trigger: a turn with no user text that does not start the conversation: the input's format says
+                # where a conversation starts and this is not it, or its session is stored, or the input holds
+                # nothing else. Why: it is the end of an answer whose question the input lacks (a tail that
+                # begins inside an answer). Outcome: not stored. A JSON-lines or text log cannot say where a
+                # conversation starts, so its opening of a session not stored yet is kept (a greeting, or the
+                # first session of a chat that the other side began).
                 result.skipped["partial"] += 1
                 continue
             if ep.id in seen_now or (ep.id in index.ids and ep.id not in index.revoked and first_changed is None):
@@ -385,6 +367,10 @@ def _moved(p: _Prepared, session: str, turn: int) -> _Prepared:
     moved = Episode(**{**ep.__dict__, "session": session, "turn": turn,
                        "id": _episode_id(ep.at, session, turn, ep.hash)})
     return dataclasses.replace(p, episode=moved)
+
+
+# Formats whose logs say where a conversation starts (a header, a root message, a session_meta, a document).
+STARTS_SAID = frozenset({"claude-code", "codex", "sillytavern", "openai", "chatgpt"})
 
 
 def _utc_now() -> str:

@@ -13,7 +13,9 @@ from typing import Any
 
 import typer
 
+from memvault.choices import check_project
 from memvault.errors import MemvaultError
+from memvault.vault.local import READ_ONLY_ERRNOS
 
 # Set by the app's callback (global options), read by the commands of this process.
 state: dict[str, Any] = {"vault": None, "debug": False}
@@ -34,6 +36,8 @@ def guard(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
+            # Every command's --project is checked here, once: a newline in it would split output lines.
+            check_project(kwargs.get("project"))
             return fn(*args, **kwargs)
         except typer.Exit:
             raise
@@ -48,15 +52,28 @@ def guard(fn):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(0) from None
+        except OSError as exc:
+            if exc.errno not in READ_ONLY_ERRNOS:
+                _internal(exc)
+            # Trigger: a file could not be written or read for want of rights (a read-only mount, another
+            # user's vault) where no explicit check caught it. Outcome: exit 3 naming the file, no traceback.
+            where = f"{exc.filename}: " if exc.filename else ""
+            err(f"{where}{exc.strerror or 'permission denied'} (is the vault read-only for this user?)")
+            raise typer.Exit(3) from None
         except Exception as exc:  # noqa: BLE001 - the one place internal errors are reported
-            if state.get("debug"):
-                import traceback
-
-                traceback.print_exception(exc, limit=None, chain=True)
-            err(f"internal error: {type(exc).__name__} (run with --debug for the traceback)")
-            raise typer.Exit(70) from None
+            _internal(exc)
 
     return wrapper
+
+
+def _internal(exc: BaseException) -> None:
+    """An error memvault did not expect: one line (the traceback with --debug, never local variables), exit 70."""
+    if state.get("debug"):
+        import traceback
+
+        traceback.print_exception(exc, limit=None, chain=True)
+    err(f"internal error: {type(exc).__name__} (run with --debug for the traceback)")
+    raise typer.Exit(70) from None
 
 
 def open_vault():

@@ -122,9 +122,11 @@ def _has_subject(root, path: str | None) -> bool:
 
 def run(opts: dict[str, Any]) -> int:
     from memvault.search import service as svc
+    from memvault.choices import check_project
     from memvault.errors import MemvaultError
 
     try:
+        check_project(opts.get("project"))
         root = svc.open_root(opts["vault"], os.environ)
         cfg = svc.settings(root, os.environ)
         options = svc.options_from(

@@ -6,6 +6,8 @@ one: each holds in its own scope):
   Distill and remember supersede these as they write, so they come from git merges, imports and hand edits.
 - `restated`: the same subject and field written differently (`Deploy Target` / `DeployTarget`, `部署目标` /
   `部署 目标`), on any card kind that carries subject, field and value, with other values.
+- `value`: two `fact` cards sharing an entity that say the same but for one value (an IP, a port, a version, a
+  name): memvault.distill.values.
 - `duplicate`: two cards of one kind whose titles are near-duplicates by merge.py's own rule (title_score at the
   merge threshold, and no swapped content word), which distill would have merged. Not state cards.
 
@@ -24,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.distill.merge import _tokens, is_near_duplicate, norm_title, same_value, state_key
+from memvault.distill.values import value_pairs
 from memvault.model import Card
 
-SORTS = ("state", "restated", "duplicate")
+SORTS = ("state", "restated", "value", "duplicate")
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Conflict:
 
     a: str
     b: str
-    sort: str  # state | restated | duplicate
+    sort: str  # state | restated | value | duplicate
     project: str | None
     reason: str  # one line naming the key, never the cards' text beyond subject and field
 
@@ -60,7 +63,9 @@ def detect(cards: Iterable[Card], *, threshold: float = 85.0, project: str | Non
     """Every conflict among the active cards of `cards` (of `project` only, when given), sorted."""
     active = [c for c in cards if c.status == "active" and (project is None or c.project == project)]
     found: dict[tuple[str, str], Conflict] = {}
-    for pair in [*_state_pairs(active), *_duplicate_pairs(active, threshold)]:
+    values = [_pair(x, y, "value", f"facts about {slug} that differ in one value")
+              for x, y, slug in value_pairs(active)]
+    for pair in [*_state_pairs(active), *values, *_duplicate_pairs(active, threshold)]:
         found.setdefault((pair.a, pair.b), pair)
     return sorted(found.values(), key=lambda c: (c.project or "", c.a, c.b))
 

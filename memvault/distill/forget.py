@@ -12,8 +12,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import shlex
 import sqlite3
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,7 +120,7 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
     result.files += _erase_vectors(vault, {"card": [card.id, *sorted(citing)], "episode": purged})
     result.files += _drop_index(vault)
     result.git_history = _git_advice(vault, [f for f in result.files if not f.startswith(".memvault/")],
-                                     card_path)
+                                     card_path, [card.id, *purged])
     return result
 
 
@@ -187,7 +189,7 @@ def _drop_index(vault: Vault) -> list[str]:
     """The search index is derived: delete it and let the next search rebuild it without the card."""
     gone = []
     for pattern in ("index*", "search*"):
-        for path in sorted(vault.local.glob(pattern)):
+        for path in sorted((vault.cache or vault.local).glob(pattern)):
             if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
     return gone
@@ -196,14 +198,14 @@ def _drop_index(vault: Vault) -> list[str]:
 def _erase_vectors(vault: Vault, keys: dict[str, list[str]]) -> list[str]:
     """An embedding can be turned back into much of its text: erase the purged items' vectors (search.dense).
     When that fails (numpy gone, a damaged file) every vector file goes: they are derived, `embed` refills."""
-    if not (vault.local / KEYS_FILE).exists():
+    if not ((vault.cache or vault.local) / KEYS_FILE).exists():
         return []
     try:
         with Index(vault.root) as idx:
             return [f".memvault/{name}" for name in erase(idx, keys)]
     except (EmbedError, sqlite3.Error, OSError):
         gone = []
-        for path in sorted(vault.local.glob("vectors*")):
+        for path in sorted((vault.cache or vault.local).glob("vectors*")):
             if path.is_file() and remove_file(path):
                 gone.append(vault.rel(path))
         return gone
@@ -235,17 +237,40 @@ def _purge_episodes(vault: Vault, ids: set[str], at: str) -> tuple[list[str], li
     return files, sorted(set(purged))
 
 
-def _git_advice(vault: Vault, files: list[str], card_path: Path | None) -> list[str]:
+def _git_advice(vault: Vault, files: list[str], card_path: Path | None, ids: list[str]) -> list[str]:
+    """What git history still holds of the purged text, and how to remove it; nothing when it holds none."""
     if not (vault.root / ".git").exists() or not files:
         return []
-    quoted = " ".join(shlex.quote(f) for f in sorted(set(files)))
+    held = _in_history(vault, sorted(set(files)), ids)
+    if not held:
+        return []
+    quoted = " ".join(shlex.quote(f) for f in held)
     lines = [
-        "git history still holds the earlier text of: " + ", ".join(sorted(set(files))),
+        "git history still holds the earlier text of: " + ", ".join(held),
         f"see it with: git -C {shlex.quote(str(vault.root))} log --all --oneline -- {quoted}",
     ]
-    if card_path is not None:
+    card_rel = vault.rel(card_path) if card_path is not None else None
+    if card_rel in held:
         lines.append("remove the card file from history with: git filter-repo --sensitive-data-removal "
-                     f"--invert-paths --path {shlex.quote(vault.rel(card_path))}")
-    lines.append("remove the text from the other files with: git filter-repo --sensitive-data-removal "
-                 "--replace-text <file listing the text to replace>; then force-push and re-clone every copy")
+                     f"--invert-paths --path {shlex.quote(card_rel)}")
+    if any(f != card_rel for f in held):
+        lines.append("remove the text from the other files with: git filter-repo --sensitive-data-removal "
+                     "--replace-text <file listing the text to replace>; then force-push and re-clone every copy")
     return lines
+
+
+def _in_history(vault: Vault, files: list[str], ids: list[str]) -> list[str]:
+    """The files among `files` whose git history ever held one of `ids` (the card's id, the purged turns'):
+    every place the purge removed text from names them (card file, pages, journal, day files). When git cannot
+    tell (not installed, a broken repository), every file, as before."""
+    pattern = "|".join(re.escape(i) for i in ids if i)
+    try:
+        proc = subprocess.run(["git", "-C", str(vault.root), "log", "--all", "--format=", "--name-only",
+                               "--pickaxe-regex", "-S", pattern, "--", *files],
+                              capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        return files
+    if proc.returncode != 0:
+        return files
+    found = {line.strip() for line in proc.stdout.splitlines() if line.strip()}
+    return [f for f in files if f in found]

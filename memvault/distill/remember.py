@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.choices import check_project
 from memvault.distill import cards as cardlib
 from memvault.vault import codec
 from memvault.errors import NoMatch, UsageError
@@ -49,6 +50,7 @@ def remember(
     --supersedes id, Busy while a distill runs."""
     # Redacted before anything else: the card id, entity slugs and file names derive from these strings.
     # (codec.card_to_text redacts again; this pass keeps secrets out of slugs and the id's hash input.)
+    check_project(project)
     title, body, subject, field, value = (_clean(vault, t) for t in (title, body, subject, field, value))
     entities = [_clean(vault, n) or "" for n in entities]
     item = {"action": "create", "kind": kind, "title": title, "body": body, "entities": list(entities),

@@ -22,10 +22,12 @@ REPAIR_COUNTS = ("target_dropped", "update_to_create", "noop_dropped", "update_a
 
 def crash_point(name: str) -> None:
     """Fault injection for the kill -9 tests: MEMVAULT_CRASH_AT=<point>:<batch number> kills this process
-    with SIGKILL at that point, exactly as an OOM killer or a power cut would. Unset in real use."""
+    with SIGKILL at that point, exactly as an OOM killer or a power cut would; MEMVAULT_CRASH_SIGNAL=INT sends
+    SIGINT instead, as Ctrl-C at that moment does. Unset in real use."""
     spec = os.environ.get("MEMVAULT_CRASH_AT")
     if spec and spec == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        sig = signal.SIGINT if os.environ.get("MEMVAULT_CRASH_SIGNAL") == "INT" else signal.SIGKILL
+        os.kill(os.getpid(), sig)
 
 
 @dataclass

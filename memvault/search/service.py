@@ -49,6 +49,7 @@ from memvault.search.query import POOL, Query, analyse
 from memvault.search.ranking import CARD_WEIGHTS, recency, search_cards
 from memvault.search.results import Hit, SearchOptions, SearchResult
 from memvault.search.snippets import readable, settle, snippet, surface_words
+from memvault.vault.local import derived_dir
 
 __all__ = ["CARD_WEIGHTS", "EPISODE_WEIGHTS", "POOL", "Hit", "Query", "SearchOptions", "SearchResult", "analyse",
            "open_root", "options_from", "run_search", "search_index", "settings", "snippet"]
@@ -63,7 +64,8 @@ def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     cfg_path = root / "memvault.yaml"
     st = os.stat(cfg_path)
     key = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-    cache = root / ".memvault" / "search-settings.json"
+    local = derived_dir(root)
+    cache = local / "search-settings.json" if local else root / ".memvault" / "search-settings.json"
     racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
         data = {} if racy else json.loads(cache.read_text(encoding="utf-8"))

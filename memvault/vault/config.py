@@ -100,8 +100,9 @@ DEFAULTS: dict[str, Any] = {
                     "fold_max_chars": 280, "fold_kinds": ["fact", "event", "decision", "preference", "rule"]},
     # The optional dense ("meaning") layer: any OpenAI-compatible POST {base_url}/embeddings. Empty base_url = off.
     # admit/reject are search.fusion.fuse's gates; None = the defaults measured there.
-    "embeddings": {"base_url": "", "model": "", "api_key_env": "", "dimensions": 0, "batch": 64, "timeout": 10.0,
-                   "query_prefix": "", "passage_prefix": "", "input_type": False, "admit": None, "reject": None},
+    "embeddings": {"base_url": "", "model": "", "api_key_env": "", "dimensions": 0, "batch": 16, "timeout": 10.0,
+                   "batch_timeout": 120.0, "query_prefix": "", "passage_prefix": "", "input_type": False,
+                   "admit": None, "reject": None},
 }
 
 # Environment overrides: variable -> (section, key, type). The API key itself is never a setting.

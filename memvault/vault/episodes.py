@@ -96,9 +96,10 @@ def episodes_by_id(vault: "Vault", ids) -> tuple[dict[str, Episode], dict[str, s
 def episode_index(vault: "Vault") -> "EpisodeIndex":
     """What capture needs to stay idempotent, read incrementally: day files only grow, so a cached file
     whose size grew is read from its old end; any other change re-reads that file."""
-    cache_path = vault.local / "episodes.cache"
+    cache_dir = vault.cache
+    cache_path = cache_dir / "episodes.cache" if cache_dir else None
     try:
-        cache = marshal.loads(cache_path.read_bytes())
+        cache = marshal.loads(cache_path.read_bytes()) if cache_path else {}
         if cache.get("v") != _CACHE_VERSION:
             cache = {}
     except (OSError, ValueError, EOFError, TypeError):
@@ -124,7 +125,7 @@ def episode_index(vault: "Vault") -> "EpisodeIndex":
         fresh[rel] = {"size": st.st_size, "mtime": st.st_mtime_ns, "entries": entries,
                       "revoked": revoked, "clean_end": ends_with_newline(path)}
     new_cache = {"v": _CACHE_VERSION, "files": fresh}
-    if fresh != files:
+    if fresh != files and cache_path is not None:
         with contextlib.suppress(OSError):
             atomic_write(cache_path, marshal.dumps(new_cache))
     return EpisodeIndex.build(fresh.values())

@@ -214,6 +214,25 @@ def _path_finder(vault: Vault) -> Callable[[str], Path | None]:
     return paths.get
 
 
+def interrupted(vault: Vault) -> tuple[str, list[str]] | None:
+    """(key, the vault paths it was writing) of a change set interrupted before its journal line (Ctrl-C, a
+    crash), which the next card change rolls back (`recover`); None when there is none. Reads only."""
+    try:
+        intent = json.loads((vault.local / INTENT).read_text(encoding="utf-8"))
+        key = str(intent.get("key") or "")
+        files = sorted(str(f) for f in intent.get("files") or {})
+    except (OSError, ValueError, AttributeError):
+        return None  # none, or torn while being written: before any vault file was touched
+    if _committed(vault, key):
+        return None
+    return key, files
+
+
+def _committed(vault: Vault, key: str) -> bool:
+    return bool(key) and any(r.get("batch") == key or r.get("change") == key
+                             for r in vault.journal(problems=[]))
+
+
 def recover(vault: Vault) -> str | None:
     """Undo a change set interrupted before its journal line. Returns its key, or None if there was none."""
     intent_path = vault.local / INTENT
@@ -226,8 +245,7 @@ def recover(vault: Vault) -> str | None:
         intent_path.unlink(missing_ok=True)
         return None
     key = str(intent.get("key") or "")
-    committed = bool(key) and any(r.get("batch") == key or r.get("change") == key
-                                  for r in vault.journal(problems=[]))
+    committed = _committed(vault, key)
     if not committed:
         root = vault.root.resolve()
         for rel, before in sorted((intent.get("files") or {}).items()):

@@ -25,19 +25,18 @@ from memvault.vault.episodes import EpisodeIndex, records_in, revoked_ids, user_
 from memvault.vault.episodes import report as _report
 from memvault.vault.files import (append_lines, atomic_write, ends_with_newline, ensure_dir, flock,
                                   iter_lines, remove_file, repair_torn_tail)
+from memvault.vault.local import LOCAL, derived_dir, require_writable
 from memvault.vault.locate import CONFIG_NAME, locate_vault
 
 __all__ = ["CONFIG_NAME", "LOCAL", "EpisodeIndex", "Vault", "append_lines", "atomic_write",
            "ends_with_newline", "ensure_dir", "iter_lines", "read_config", "remove_file", "repair_torn_tail",
            "revoked_ids", "user_digest", "user_part_digests"]
 
-LOCAL = ".memvault"
-
-
 def read_config(root: Path, env: Mapping[str, str]) -> Config:
     """memvault.yaml merged with defaults and env; what is wrong in the file goes to Config.problems."""
     path = root / CONFIG_NAME
-    data, problems = _settings(path, root / LOCAL / SETTINGS_CACHE)
+    cache_dir = derived_dir(root)
+    data, problems = _settings(path, cache_dir / SETTINGS_CACHE if cache_dir else None)
     config = build_config(data or {}, env, origin=str(path))
     return dataclasses.replace(config, problems=tuple(problems)) if problems else config
 
@@ -45,7 +44,7 @@ def read_config(root: Path, env: Mapping[str, str]) -> Config:
 SETTINGS_CACHE = "settings.json"
 
 
-def _settings(path: Path, cache: Path) -> tuple[dict, list]:
+def _settings(path: Path, cache: Path | None) -> tuple[dict, list]:
     """memvault.yaml parsed (data, problems), from a cache keyed by the file's stat when it holds that stat.
 
     Trigger: every command reads the settings. Why: parsing them needs yaml, ~10-30 ms of start-up that a command
@@ -58,8 +57,9 @@ def _settings(path: Path, cache: Path) -> tuple[dict, list]:
         raise VaultMissing(f"no {CONFIG_NAME} in {path.parent}") from None
     key = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
     # A file changed in the last two seconds may change again within the clock's granularity with the same size:
-    # such a stat proves nothing ("racy git"), so the file is parsed and the cache neither read nor written.
-    racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000
+    # such a stat proves nothing ("racy git"), so the file is parsed and the cache neither read nor written (as
+    # when no cache folder can be written at all).
+    racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000 or cache is None
     try:
         cached = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
         if cached.get("key") == key:
@@ -113,7 +113,18 @@ class Vault:
     # -- paths
     @property
     def local(self) -> Path:
+        """The vault's own local files: locks, the write-intent of a card change, distill state."""
         return self.root / LOCAL
+
+    @property
+    def cache(self) -> Path | None:
+        """Where derived files go (memvault.vault.local): .memvault/, or a per-user cache for a vault this user
+        cannot write; None when nothing can be written (derived data stays in memory)."""
+        return derived_dir(self.root)
+
+    def require_writable(self, what: str = "this command") -> None:
+        """ReadOnlyVault (exit 3) when this user cannot write the vault; every writing command checks first."""
+        require_writable(self.root, what)
 
     def rel(self, path: Path) -> str:
         try:
@@ -146,12 +157,14 @@ class Vault:
     @contextlib.contextmanager
     def append_lock(self) -> Iterator[None]:
         """Short lock around check-then-append of episodes; never shared with distill's lock."""
+        self.require_writable()
         with flock(self.local / "append.lock", blocking=True):
             yield
 
     @contextlib.contextmanager
     def exclusive(self, name: str, what: str) -> Iterator[None]:
         """Non-blocking run lock (one distill per vault). Busy (exit 4) names the holder's pid and start time."""
+        self.require_writable()
         path = self.local / f"{name}.lock"
         try:
             with flock(path, blocking=False) as fd:

@@ -16,7 +16,7 @@ from memvault.vault import pages
 from memvault.views import secretscan
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
-from memvault.vault.files import ends_with_newline, remove_file
+from memvault.vault.files import ends_with_newline, is_locked, remove_file
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
 
@@ -41,12 +41,13 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     secrets in place, then rewrite what is derived (entity page blocks, the local index)."""
     report = DoctorReport()
     if fix:
-        report.fixed = _fix_secrets(vault) + _fix_derived(vault)
+        report.fixed = _fix_interrupted(vault) + _fix_secrets(vault) + _fix_derived(vault)
     errors: list[VaultFormatError] = []
     settings = _settings_problems(vault, fixed=fix)
     errors += [VaultFormatError(CONFIG_NAME, p.line, p.message) for p in settings if p.error]
     report.warnings = [str(p) for p in settings if not p.error]
     report.warnings += _vector_problems(vault)
+    excused = _interrupted(vault, report)
     files = vault.episode_files()
     report.files += len(files)
     for path in files:
@@ -100,8 +101,35 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
     report.files += 1  # memvault.yaml
     errors += _scan_secrets(vault)
-    report.problems = [str(e.message) for e in errors]
+    report.problems = [str(e.message) for e in errors if e.path not in excused]
     return report
+
+
+def _interrupted(vault: Vault, report: DoctorReport) -> set[str]:
+    """A card change that is running now, or one that Ctrl-C or a crash interrupted (its write-intent is there,
+    its journal line is not): a note, not damage. The files it was writing may look out of date until it
+    finishes or the next distill rolls it back; their problems are left out. Returns those files."""
+    found = pages.interrupted(vault)
+    if found is None:
+        return set()
+    key, files = found
+    if is_locked(vault.local / "distill.lock"):
+        report.warnings.append(f"a distill or another card change is running now (batch {key}): the "
+                               f"{len(files)} files it is writing are checked once it has finished")
+    else:
+        report.warnings.append(f"batch {key} was interrupted (Ctrl-C or a crash) while writing {len(files)} "
+                               "files: not damage; the next `memvault distill` (or `memvault doctor --fix`) "
+                               "rolls it back and distils its turns again")
+    return set(files)
+
+
+def _fix_interrupted(vault: Vault) -> list[str]:
+    """Roll back a change set Ctrl-C or a crash interrupted, as the next distill would (under its lock)."""
+    if pages.interrupted(vault) is None:
+        return []
+    with vault.exclusive("distill", "distill or another card change"):
+        key = pages.recover(vault)
+    return [f"batch {key}: interrupted, rolled back (its turns are distilled again next time)"] if key else []
 
 
 def _settings_problems(vault: Vault, fixed: bool):
@@ -127,9 +155,10 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
     10k episodes (14 MB) costs ~1 s; a file that changes between stat and read is simply scanned again next time.
     """
     key = _rules_key(vault)
-    cache_path = vault.local / SCAN_CACHE
+    cache_dir = vault.cache
+    cache_path = cache_dir / SCAN_CACHE if cache_dir else None
     try:
-        cache = marshal.loads(cache_path.read_bytes())
+        cache = marshal.loads(cache_path.read_bytes()) if cache_path else {}
         clean = cache["files"] if isinstance(cache, dict) and cache.get("key") == key else {}
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         clean = {}
@@ -151,7 +180,7 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
         errors.append(VaultFormatError(rel, lineno, f"secret in clear (rule {finding.rule}): "
                                        "run `memvault doctor --fix` to redact it"))
     fresh.update((rel, sig) for _path, rel, sig, _style in todo if rel not in dirty)
-    if fresh != clean:
+    if fresh != clean and cache_path is not None:
         with contextlib.suppress(OSError):
             atomic_write(cache_path, marshal.dumps({"key": key, "files": fresh}))
     return errors
@@ -250,7 +279,7 @@ def _vector_problems(vault: Vault) -> list[str]:
         from_section(vault.config.section("embeddings"))
     except UsageError as exc:
         return [exc.message]
-    if not (vault.local / "vectors.sqlite").exists():
+    if not vault.cache or not (vault.cache / "vectors.sqlite").exists():
         return []
 
     try:
@@ -275,7 +304,7 @@ def _fix_derived(vault: Vault) -> list[str]:
         if text is not None:
             atomic_write(target, text)
             fixed.append(f"{vault.rel(target)}: generated block rewritten")
-    index = vault.local / "search.sqlite"
+    index = (vault.cache or vault.local) / "search.sqlite"
     for suffix in ("", "-wal", "-shm"):
         stale = index.with_name(index.name + suffix)
         if remove_file(stale) and not suffix:

@@ -153,8 +153,10 @@ def test_distill_auto_sums_up_due_projects_with_nothing_to_distil_but_not_in_qui
         assert [w["project"] for w in day["upkeep"]["consolidate"]["written"]] == ["shop"]
         assert day["upkeep"]["reflect"] is None  # reflection is LLM only
         assert [r["type"] for r in journal(vault)] == ["consolidate"]
-        text = run("distill", "--auto", env={"MEMVAULT_NOW": "2026-11-11T12:00:00Z"})  # 8 days: novel is due
-        assert "synopsis of novel: c-20261111-" in text.stdout and "(offline, 2 lines)" in text.stdout
+        later = run.json("distill", "--auto", env={"MEMVAULT_NOW": "2026-11-11T12:00:00Z"})  # 8 days: novel is due
+        [written] = later["upkeep"]["consolidate"]["written"]
+        assert written["project"] == "novel" and written["id"].startswith("c-20261111-")
+        assert (written["engine"], written["lines"]) == ("offline", 2)
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()

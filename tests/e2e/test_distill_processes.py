@@ -35,6 +35,16 @@ def slow_reply(body: dict) -> dict:
     return {"content": reply(body), "delay": 1.5}
 
 
+def gated_reply(body: dict) -> str:
+    """Answers only once the file named by FAKE_LLM_GATE exists: a run holds its lock until the test lets it go,
+    however slow the machine (no race between the two runs)."""
+    gate = Path(os.environ["FAKE_LLM_GATE"])
+    deadline = time.time() + 600  # a hang guard only
+    while not gate.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    return reply(body)
+
+
 def start_fake(tmp_path: Path, fn: str):
     from fake_llm import start_process
 
@@ -122,7 +132,7 @@ def test_kill_9_from_outside_during_a_call_then_rerun(tmp_path, reference, fake_
     proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(vault), "distill"], env=env,
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = vault / "journal/2026-11.jsonl"
-    deadline = time.time() + 30
+    deadline = time.time() + 300  # a hang guard: the loop ends as soon as the first batch is in the journal
     while time.time() < deadline and not (journal.exists() and journal.read_text().count("\n") >= 1):
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)  # batch 1 committed, batch 2 waiting for the model
@@ -133,21 +143,23 @@ def test_kill_9_from_outside_during_a_call_then_rerun(tmp_path, reference, fake_
     assert tree(vault) == expected
 
 
-def test_two_distills_at_once_one_exits_4(tmp_path, fake_proc):
-    url, _log = fake_proc("slow_reply")
+def test_two_distills_at_once_one_exits_4(tmp_path, fake_proc, monkeypatch):
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("FAKE_LLM_GATE", str(gate))
+    url, _log = fake_proc("gated_reply")
     vault = make_vault(tmp_path / "v")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
     env.update({"MEMVAULT_LLM_BASE_URL": url, "MEMVAULT_NOW": NOW})
     first = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(vault), "distill", "--json"],
                              env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = vault / ".memvault/distill.lock"
-    deadline = time.time() + 20
+    deadline = time.time() + 300  # a hang guard: the loop ends as soon as the lock is taken
     while time.time() < deadline and not (lock.exists() and lock.read_text().strip()):
         time.sleep(0.05)
-    started = time.time()
-    second = memvault(vault, url)
-    assert second.returncode == 4 and time.time() - started < 10
+    second = memvault(vault, url)  # refused at once: it never waits for the lock (exit 4, not 0 after the first)
+    assert second.returncode == 4
     assert "already running" in second.stderr and f"pid {first.pid}" in second.stderr
-    out, err = first.communicate(timeout=60)
+    gate.touch()  # the first run may go on now
+    out, err = first.communicate(timeout=600)
     assert first.returncode == 0, err
     assert json.loads(out)["pending_after"] == 0

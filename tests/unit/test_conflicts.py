@@ -88,7 +88,7 @@ def test_fast_at_20k_cards_because_candidates_come_from_keys():
             words = " ".join([rng.choice(common) for _ in range(4)] + [f"x{rng.randrange(10**8)}" for _ in range(2)])
             cards.append(card(kind="fact", title=words.capitalize(), project=("shop", "blog")[i % 2]))
     cards.append(state("svc-0", "version", "v-other"))
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU time: other processes on a loaded machine do not count
     found = detect(cards)
-    assert time.perf_counter() - start < 10  # all pairs would be 2e8 title comparisons
+    assert time.process_time() - start < 10  # ~1 s here; all pairs would be 2e8 title comparisons
     assert [(f.sort, f.a) for f in found] == [("state", cards[0].id)]

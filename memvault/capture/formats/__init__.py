@@ -20,10 +20,10 @@ from memvault.errors import InputError
 from . import chatgpt, claude_code, codex, jsonl, openai, sillytavern, text
 from .lines import iter_json_lines
 from .records import FORMATS, Item
-from .sniff import sniff_format
+from .sniff import sniff_cut_line, sniff_format
 from .times import normalize_ts
 
-__all__ = ["FORMATS", "Item", "iter_messages", "normalize_ts", "sniff_format"]
+__all__ = ["FORMATS", "Item", "iter_messages", "normalize_ts", "sniff_cut_line", "sniff_format"]
 
 # The line formats: each line's reader and, for those that hold lines back, what runs after the last line.
 _LINE_FORMATS = {

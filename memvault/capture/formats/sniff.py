@@ -1,7 +1,9 @@
 """Format detection: guess an input's format from its first bytes (~64 KiB), or raise InputError when unsure.
 
 JSON lines are classified by the first line that says what it is; documents too big or too pretty to parse
-from the head by their unescaped keys; a transcript by its speaker lines.
+from the head by their unescaped keys; a transcript by its speaker lines. A first line longer than the head (a
+pasted dump) is classified by the keys its prefix holds (`sniff_cut_line`); the caller may then read on and
+sniff the lines after it.
 """
 
 from __future__ import annotations
@@ -46,6 +48,58 @@ def _sniff_lines(text: str) -> str | None:
         if fmt:
             return fmt
     return None
+
+
+def sniff_cut_line(head: bytes) -> str | None:
+    """The line format of a JSON line cut short (only its first bytes are known), from the top-level keys
+    before the cut; None when they do not say."""
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    obj = _prefix_object(text)
+    return _classify_line(obj) if obj else None
+
+
+_DECODER = json.JSONDecoder()
+_CUT = {"{": dict, "[": list, '"': str}
+
+
+def _prefix_object(text: str) -> dict | None:
+    """The top-level keys of a JSON object cut short, with their values; the value the cut falls in is an
+    empty one of its type (a cut string "", a cut object {}). None when `text` is not the start of an object."""
+    if not text.startswith("{"):
+        return None
+    out: dict = {}
+    i = 1
+    while True:
+        i = _skip_ws(text, i)
+        if i >= len(text) or text[i] != '"':
+            return out
+        try:
+            key, i = json.decoder.scanstring(text, i + 1)
+        except ValueError:
+            return out
+        i = _skip_ws(text, i)
+        if i >= len(text) or text[i] != ":":
+            return out
+        i = _skip_ws(text, i + 1)
+        if i >= len(text):
+            return out
+        try:
+            out[key], i = _DECODER.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            cut = _CUT.get(text[i])
+            if cut is not None:
+                out[key] = cut()
+            return out
+        i = _skip_ws(text, i)
+        if i >= len(text) or text[i] != ",":
+            return out
+        i += 1
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
 
 
 def _classify_line(obj: object) -> str | None:

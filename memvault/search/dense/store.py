@@ -28,11 +28,15 @@ from typing import Any
 
 from memvault.errors import EmbedError
 from memvault.vault.files import atomic_write, remove_file, write_at
+from memvault.vault.local import derived_dir
 
 
 def matrix_path(root: Path, name: str) -> Path:
     """The matrix file `name` (the key list's vec_file: vectors-card.f32, or a compacted generation)."""
-    return Path(root) / ".memvault" / name
+    local = derived_dir(Path(root))
+    if local is None:
+        raise EmbedError("no folder to keep vectors in: the vault and the user cache are read-only")
+    return local / name
 
 
 def _numpy():
@@ -70,8 +74,9 @@ def compact_rows(root: Path, old: str, new: str, dim: int, slots: Sequence[int])
 
 def stray_files(root: Path, space: str, keep: set[str]) -> list[str]:
     """Matrix files of `space` the key list does not name (left by a compaction that was killed)."""
+    local = derived_dir(Path(root))
     try:
-        names = os.listdir(Path(root) / ".memvault")
+        names = os.listdir(local) if local else []
     except FileNotFoundError:
         return []
     return [n for n in names if n.startswith(f"vectors-{space}") and n.endswith(".f32") and n not in keep]

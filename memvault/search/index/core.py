@@ -21,6 +21,7 @@ from memvault.search.index.lists import ListsMixin
 from memvault.search.index.reads import ReadsMixin, marks
 from memvault.search.index.report import RefreshReport
 from memvault.search.index.vectors import VectorsMixin
+from memvault.vault.local import derived_dir
 
 
 class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, VectorsMixin, ListsMixin):
@@ -30,7 +31,9 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         self.root = Path(root)
         self.mode = mode
         self.stat_all_below = stat_all_below
-        self.path = self.root / ".memvault" / schema.FILE
+        # .memvault/, or a per-user cache for a vault this user cannot write; None: in memory (vault.local)
+        self.local = derived_dir(self.root)
+        self.path = self.local / schema.FILE if self.local else None
         self.db = self._connect()
 
     # -- lifecycle
@@ -38,7 +41,8 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         return schema.connect(self.path, self.mode)
 
     def _remove_files(self) -> None:
-        schema.remove_files(self.path)
+        if self.path is not None:
+            schema.remove_files(self.path)
 
     def close(self) -> None:
         self.db.close()

@@ -73,8 +73,15 @@ def drop_secondary(db: sqlite3.Connection) -> None:
         db.execute(f"DROP INDEX IF EXISTS {name}")
 
 
-def connect(path: Path, mode: str) -> sqlite3.Connection:
-    """Open the index file, creating it (or starting over when it is from another version or unusable)."""
+def connect(path: Path | None, mode: str) -> sqlite3.Connection:
+    """Open the index file, creating it (or starting over when it is from another version or unusable);
+    `path` None: an index in memory, for one command on a vault whose derived files cannot be written anywhere."""
+    if path is None:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.executescript(_DDL)
+        db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
+                       [("schema", str(SCHEMA)), ("tokens", f"{tokenize.VERSION}:{mode}")])
+        return db
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(2):
         try:

@@ -33,14 +33,14 @@ _MISSING_EPISODES = ("FROM episodes e LEFT JOIN vec.vectors v ON v.space = 'epis
 
 
 class VectorsMixin:
-    """Part of Index (core.py): expects self.db and self.root."""
+    """Part of Index (core.py): expects self.db, self.root and self.local (where derived files go, or None)."""
 
     def attach_vectors(self) -> None:
         """Attach the key list (created on first use). Outside any transaction."""
         if any(row[1] == "vec" for row in self.db.execute("PRAGMA database_list")):
             return
-        path = self.root / ".memvault" / FILE
-        self.db.execute("ATTACH DATABASE ? AS vec", (str(path),))
+        path = str(self.local / FILE) if self.local else ":memory:"
+        self.db.execute("ATTACH DATABASE ? AS vec", (path,))
         self.db.execute("PRAGMA vec.journal_mode=WAL")
         for stmt in _DDL:
             self.db.execute(stmt)

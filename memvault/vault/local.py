@@ -1,0 +1,63 @@
+"""Where the vault's local files live, and whether the vault can be written at all.
+
+`.memvault/` at the vault root holds two sorts of local files: the vault's own (locks, the write-intent of a
+card change, distill state) and derived ones (the search index, vectors, parse caches), deletable at any time.
+A vault that cannot be written (a read-only mount, another user's vault) still answers every reading command:
+its derived files then live in a per-user cache, `$XDG_CACHE_HOME/memvault/<hash of the vault's path>/`
+(`~/.cache/...` by default), or, when that cannot be written either, nowhere (the index is built in memory for
+the one command). Writing commands refuse such a vault with ReadOnlyVault (exit 3) before they change anything.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from pathlib import Path
+
+from memvault.errors import ReadOnlyVault
+
+LOCAL = ".memvault"
+# Errors of a write that say the place cannot be written (not that it is full or broken).
+READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def writable(root: Path) -> bool:
+    """Whether this process can write the vault: its root and its .memvault/ (when there is one)."""
+    local = Path(root) / LOCAL
+    if not os.access(root, os.W_OK | os.X_OK):
+        return False
+    return not local.exists() or os.access(local, os.W_OK | os.X_OK)
+
+
+def require_writable(root: Path, what: str = "this command") -> None:
+    """Raise ReadOnlyVault (exit 3) when the vault cannot be written."""
+    if not writable(root):
+        raise ReadOnlyVault(f"the vault {root} cannot be written by this user (a read-only mount, or another "
+                            f"user's files): {what} writes to it; reading commands work (search, show, "
+                            "timeline, context, stats, …)")
+
+
+def derived_dir(root: Path) -> Path | None:
+    """Where the derived files of the vault at `root` go: its .memvault/ when it can be written, else the
+    per-user cache folder for it; None when neither can be written (keep them in memory)."""
+    root = Path(root)
+    local = root / LOCAL
+    if local.is_dir() and os.access(local, os.W_OK | os.X_OK) or not local.exists() and writable(root):
+        return local
+    return user_cache(root)
+
+
+def user_cache(root: Path) -> Path | None:
+    """$XDG_CACHE_HOME/memvault/<16 hex of sha256 of the vault's resolved path>/, created (0700); None when it
+    cannot be."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None  # the XDG rule: a relative path is invalid and ignored
+    key = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    path = Path(base) / "memvault" / key
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None

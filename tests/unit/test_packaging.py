@@ -1,0 +1,42 @@
+"""The package metadata builds without a deprecation box (issue 21, item 11): setuptools >= 77 reads
+`project.license` as an SPDX expression; the TOML-table form prints a warning box on every install."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_license_is_an_spdx_string_and_the_build_backend_reads_it():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert data["project"]["license"] == "MIT"
+    assert any(req.replace(" ", "").startswith("setuptools>=7") and int(req.split(">=")[1].split(".")[0]) >= 77
+               for req in data["build-system"]["requires"]), data["build-system"]["requires"]
+
+
+def test_metadata_builds_with_no_warning(tmp_path):
+    """The same backend call pip makes on install, in a copy of the project; every warning shown."""
+    import setuptools
+
+    assert int(setuptools.__version__.split(".")[0]) >= 77, "the test extra installs setuptools>=77"
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", src)
+    shutil.copy(ROOT / "README.md", src)
+    (src / "memvault").mkdir()
+    shutil.copy(ROOT / "memvault" / "__init__.py", src / "memvault")
+    out = tmp_path / "meta"
+    out.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-W", "always", "-c",
+         "import sys; from setuptools import build_meta as b; print(b.prepare_metadata_for_build_wheel(sys.argv[1]))",
+         str(out)], cwd=src, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "deprecated" not in proc.stderr.lower() and "license" not in proc.stderr.lower(), proc.stderr[-2000:]
+    meta = (out / proc.stdout.strip().splitlines()[-1] / "METADATA").read_text(encoding="utf-8")
+    assert "License-Expression: MIT" in meta

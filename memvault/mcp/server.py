@@ -30,31 +30,19 @@ def build(dispatcher: Dispatcher) -> Server:
         except RpcError as exc:
             raise MCPError(exc.code, exc.message) from None
 
-    async def list_tools(ctx, params):
-        return types.ListToolsResult.model_validate(await run("tools/list", params))
-
-    async def call_tool(ctx, params):
-        return types.CallToolResult.model_validate(await run("tools/call", params))
-
-    async def list_prompts(ctx, params):
-        return types.ListPromptsResult.model_validate(await run("prompts/list", params))
-
-    async def get_prompt(ctx, params):
-        return types.GetPromptResult.model_validate(await run("prompts/get", params))
-
-    async def list_resources(ctx, params):
-        return types.ListResourcesResult.model_validate(await run("resources/list", params))
-
-    async def list_templates(ctx, params):
-        return types.ListResourceTemplatesResult.model_validate(await run("resources/templates/list", params))
-
-    async def read_resource(ctx, params):
-        return types.ReadResourceResult.model_validate(await run("resources/read", params))
+    def answer(method: str, result: type) -> Any:  # an SDK handler that asks the dispatcher
+        async def handler(ctx, params):
+            return result.model_validate(await run(method, params))
+        return handler
 
     return Server("memvault", version=__version__, title="memvault memory vault", instructions=catalog.INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
-                  on_get_prompt=get_prompt, on_list_resources=list_resources,
-                  on_list_resource_templates=list_templates, on_read_resource=read_resource)
+                  on_list_tools=answer("tools/list", types.ListToolsResult),
+                  on_call_tool=answer("tools/call", types.CallToolResult),
+                  on_list_prompts=answer("prompts/list", types.ListPromptsResult),
+                  on_get_prompt=answer("prompts/get", types.GetPromptResult),
+                  on_list_resources=answer("resources/list", types.ListResourcesResult),
+                  on_list_resource_templates=answer("resources/templates/list", types.ListResourceTemplatesResult),
+                  on_read_resource=answer("resources/read", types.ReadResourceResult))
 
 
 def serve_http(dispatcher: Dispatcher, port: int) -> None:

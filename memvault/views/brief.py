@@ -15,7 +15,6 @@ personal cards).
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from memvault.errors import NoMatch, UsageError
 from memvault.redact import engine as redact
 from memvault.search.index import Index
 from memvault.vault.store import Vault
-from memvault.views.context import FENCE_PREFIX, HEADER, MIN_BUDGET
+from memvault.views.context import CJK, FENCE_PREFIX, HEADER, MIN_BUDGET, flatten
 
 # (section, kinds, most cards, share of the room it may take before later sections had their turn)
 SECTIONS = (
@@ -45,8 +44,6 @@ LEAD = {"en": "Memory brief for project {project} (memvault): what earlier sessi
         "zh": "项目 {project} 的记忆简报（memvault）：之前的会话定下的事。"}
 SYNOPSIS_CHARS = 1200
 BODY_CHARS = 200
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -121,7 +118,7 @@ def build_brief(vault: Vault, project: str | None, *, budget: int | None = None)
                 continue  # a smaller card further down may still fit
             spent += cost
             chosen.append(BriefEntry(id=c["id"], kind=c["kind"], section=section,
-                                     title=redact.redact(_flat(c["title"], 160), rules).text, date=c["date"],
+                                     title=redact.redact(flatten(c["title"], 160), rules).text, date=c["date"],
                                      tokens=cost - head, line=line))
         used += spent
     if not chosen:
@@ -169,24 +166,19 @@ def _newest_first(c: dict[str, Any]) -> tuple:
 
 def _language(cards) -> str:
     titles = [c["title"] for c in cards]
-    cjk = sum(1 for t in titles if _CJK.search(t))
+    cjk = sum(1 for t in titles if CJK.search(t))
     return "zh" if titles and cjk * 2 > len(titles) else "en"
 
 
 def _line(c: dict[str, Any], body_chars: int) -> str:
-    meta = [c["id"]] + ([c["date"]] if c["date"] else []) + ([_flat(c["project"], 40)] if c["project"] else [])
+    meta = [c["id"]] + ([c["date"]] if c["date"] else []) + ([flatten(c["project"], 40)] if c["project"] else [])
     if c["kind"] == "question":
         meta.append("question")
-    text = f"- [{' · '.join(meta)}] {_flat(c['title'], 160)}"
-    body = _flat(c["body"], body_chars)
-    if body and body != _flat(c["title"], 160):
-        text += ("：" if _CJK.search(c["title"]) else ": ") + body
+    text = f"- [{' · '.join(meta)}] {flatten(c['title'], 160)}"
+    body = flatten(c["body"], body_chars)
+    if body and body != flatten(c["title"], 160):
+        text += ("：" if CJK.search(c["title"]) else ": ") + body
     return text
-
-
-def _flat(text: str, cap: int) -> str:
-    flat = _SPACE.sub(" ", text).strip()
-    return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"
 
 
 def _fence(seed: str) -> str:
@@ -194,7 +186,7 @@ def _fence(seed: str) -> str:
 
 
 def _render(chosen: list[BriefEntry], project: str | None, lang: str, rules: redact.Rules) -> str:
-    lines = [LEAD[lang].format(project=_flat(project or "-", 80))]
+    lines = [LEAD[lang].format(project=flatten(project or "-", 80))]
     for section, *_ in SECTIONS:
         mine = [e for e in chosen if e.section == section]
         if mine:

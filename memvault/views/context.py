@@ -64,7 +64,7 @@ SUCCESSOR_TITLE_CHARS = 60
 RECALL_LIMIT = 60  # more than any budget holds; the budget decides
 PINNED_SHARE = 0.25  # context.pinned_share: the most of the room pinned cards a question did not find may take
 MIN_BUDGET = 200  # the header and fences take ~85 tokens; less would leave no room for cards
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # Han, kana, hangul
 _SPACE = re.compile(r"\s+")
 
 
@@ -123,7 +123,7 @@ def build_context(vault: Vault, query: str, *, budget: int | None = None, projec
         budget = int(vault.config.section("context").get("budget_tokens", 2000))
     if budget < MIN_BUDGET:
         raise UsageError(f"--budget must be at least {MIN_BUDGET} tokens")
-    lang = "zh" if _CJK.search(query) else "en"
+    lang = "zh" if CJK.search(query) else "en"
     rules = redact.compile_rules(list(vault.config.section("redact").get("deny") or []))
     scfg = vault.config.section("search")
     mode = str(scfg.get("chinese", "bigram"))
@@ -326,7 +326,7 @@ def _fill(chosen: list[PackEntry], heads: set[str], cands: Sequence[_Candidate],
             continue
         used += cost
         heads.add(bucket)
-        title = redact.redact(_flat(c.title, TITLE_CHARS), rules).text
+        title = redact.redact(flatten(c.title, TITLE_CHARS), rules).text
         chosen.append(PackEntry(id=c.id, kind=c.kind, bucket=bucket, title=title, tokens=cost - head_cost,
                                 pinned=c.pinned, line=line, rank=rank))
     return used
@@ -339,20 +339,20 @@ def _line(c: _Candidate, lang: str, with_body: int, successors: Mapping[str, str
     if c.date:
         meta.append(c.date)
     if c.project:
-        meta.append(_flat(c.project, 40))
+        meta.append(flatten(c.project, 40))
     if c.status == "active" and getattr(successors, "clashes", {}).get(c.id):
         meta.append(CONFLICTS_WITH[lang].format(ids=", ".join(successors.clashes[c.id])))
     if c.status == "superseded" and c.superseded_by:
         quote = "「{}」" if lang == "zh" else "“{}”"
-        ids = ", ".join(f"{s} {quote.format(_flat(successors[s], SUCCESSOR_TITLE_CHARS))}" if successors.get(s) else s
+        ids = ", ".join(f"{s} {quote.format(flatten(successors[s], SUCCESSOR_TITLE_CHARS))}" if successors.get(s) else s
                         for s in c.superseded_by)
         meta.append(SUPERSEDED_BY[lang].format(ids=ids))
     if c.kind == "episode":  # a raw turn: the words around what matched, with who said them
-        return f"- [{' · '.join(meta)}] {_flat(c.body if with_body else c.title, with_body or TITLE_CHARS)}"
-    text = f"- [{' · '.join(meta)}] {_flat(c.title, TITLE_CHARS)}"
-    body = _flat(c.body, with_body) if with_body else ""
-    if body and body != _flat(c.title, TITLE_CHARS):
-        text += ("：" if _CJK.search(c.title) else ": ") + body
+        return f"- [{' · '.join(meta)}] {flatten(c.body if with_body else c.title, with_body or TITLE_CHARS)}"
+    text = f"- [{' · '.join(meta)}] {flatten(c.title, TITLE_CHARS)}"
+    body = flatten(c.body, with_body) if with_body else ""
+    if body and body != flatten(c.title, TITLE_CHARS):
+        text += ("：" if CJK.search(c.title) else ": ") + body
     return text
 
 
@@ -364,7 +364,7 @@ class _Notes(dict):
         self.clashes = dict(clashes)
 
 
-def _flat(text: str, cap: int) -> str:
+def flatten(text: str, cap: int) -> str:  # one line of at most `cap` characters; the brief uses it too
     flat = _SPACE.sub(" ", text).strip()
     return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"
 

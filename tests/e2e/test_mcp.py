@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import anyio
+import mcp_client
 import pytest
 
 if not os.environ.get("CI") and importlib.util.find_spec("mcp") is None:  # CI installs the extra (make test)
@@ -80,23 +81,8 @@ def make_vault(path: Path, key: str) -> dict[str, str]:
     return ids
 
 
-async def _stdio(vault: Path, extra: list[str], env: dict[str, str], body):
-    # The SDK is imported here, not at collection: the pytest process stays small for the tests that measure
-    # a child's peak RSS (ru_maxrss counts the parent's pages a vfork'ed child shared before exec).
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memvault", "--vault", str(vault), "mcp",
-                                                                 *extra], env=env, cwd=str(ROOT))
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
-
-
 def over_stdio(vault: Path, body, *extra: str, env: dict[str, str] | None = None):
-    return anyio.run(_stdio, vault, list(extra), env or env_for(), body)
+    return mcp_client.over_stdio(vault, body, *extra, env=env or env_for())
 
 
 def text_of(result) -> str:

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
+import mcp_client
 import pytest
 
 if not os.environ.get("CI") and importlib.util.find_spec("mcp") is None:  # CI installs the extra (make test)
@@ -47,21 +47,8 @@ def cli(vault: Path, *args: str, stdin: str | None = None, code: int = 0) -> sub
     return done
 
 
-async def _stdio(vault: Path, body, extra: list[str], env: dict[str, str]):
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memvault", "--vault", str(vault), "mcp",
-                                                                 *extra], env=env, cwd=str(ROOT))
-    with open(os.devnull, "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await body(session)
-
-
 def over_stdio(vault: Path, body, *extra: str, env: dict[str, str] | None = None):
-    return anyio.run(_stdio, vault, body, list(extra), env or env_for())
+    return mcp_client.over_stdio(vault, body, *extra, env=env or env_for())
 
 
 def text_of(result) -> str:

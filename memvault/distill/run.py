@@ -26,8 +26,13 @@ def crash_point(name: str) -> None:
     SIGINT instead, as Ctrl-C at that moment does. Unset in real use."""
     spec = os.environ.get("MEMVAULT_CRASH_AT")
     if spec and spec == name:
-        sig = signal.SIGINT if os.environ.get("MEMVAULT_CRASH_SIGNAL") == "INT" else signal.SIGKILL
-        os.kill(os.getpid(), sig)
+        if os.environ.get("MEMVAULT_CRASH_SIGNAL") == "INT":
+            # Ctrl-C reaches a foreground process; a process started in the background by a non-interactive
+            # shell (CI under nohup, `cmd &`) inherits SIGINT ignored, so restore Python's handler first.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass

@@ -2,7 +2,10 @@
 index, caches) going to a per-user cache ($XDG_CACHE_HOME/memvault/<hash>); every writing command exits 3 with
 "cannot be written" before it changes anything. Tested under the real conditions, in real processes:
 - a read-only bind mount of the vault (a private mount namespace: `unshare -m` as root, `unshare -rm` else);
-- another user's vault: as root the command runs as `nobody` (setpriv); as a user, the vault's write bits off.
+- another user's vault: as root the vault is given to `nobody` and the command runs as root without the
+  capabilities that bypass file permissions (setpriv --bounding-set), i.e. as a stranger to the vault who can
+  still run the checkout's interpreter wherever it lives (a clone in a 0700 folder is out of `nobody`'s reach);
+  as a user, the vault's write bits off.
 """
 
 from __future__ import annotations
@@ -84,7 +87,9 @@ def read_only_mount(vault: Path, args: list[str]) -> list[str] | None:
 
 def other_user(vault: Path, args: list[str]) -> list[str]:
     if os.geteuid() == 0:
-        return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *_mv(vault, *args)]
+        if vault.stat().st_uid != 65534:
+            subprocess.run(["chown", "-R", "65534:65534", str(vault)], check=True)
+        return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner,-chown", *_mv(vault, *args)]
     subprocess.run(["chmod", "-R", "a-w", str(vault)], check=True)
     return _mv(vault, *args)
 

@@ -1,5 +1,6 @@
-"""The package metadata builds without a deprecation box (issue 21, item 11): setuptools >= 77 reads
-`project.license` as an SPDX expression; the TOML-table form prints a warning box on every install."""
+"""The package installs without a warning box (issue 21, item 11): setuptools >= 77 reads `project.license` as an
+SPDX expression (the TOML-table form printed a deprecation box on every install), and the editable install of
+`make demo` / `make test` uses a .pth file (the default import finder printed an "Editable installation" box)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,7 @@ def test_license_is_an_spdx_string_and_the_build_backend_reads_it():
                for req in data["build-system"]["requires"]), data["build-system"]["requires"]
 
 
-def test_metadata_builds_with_no_warning(tmp_path):
-    """The same backend call pip makes on install, in a copy of the project; every warning shown."""
+def _project_copy(tmp_path: Path) -> Path:
     import setuptools
 
     assert int(setuptools.__version__.split(".")[0]) >= 77, "the test extra installs setuptools>=77"
@@ -30,6 +30,12 @@ def test_metadata_builds_with_no_warning(tmp_path):
     shutil.copy(ROOT / "README.md", src)
     (src / "memvault").mkdir()
     shutil.copy(ROOT / "memvault" / "__init__.py", src / "memvault")
+    return src
+
+
+def test_metadata_builds_with_no_warning(tmp_path):
+    """The same backend call pip makes on install, in a copy of the project; every warning shown."""
+    src = _project_copy(tmp_path)
     out = tmp_path / "meta"
     out.mkdir()
     proc = subprocess.run(
@@ -40,3 +46,21 @@ def test_metadata_builds_with_no_warning(tmp_path):
     assert "deprecated" not in proc.stderr.lower() and "license" not in proc.stderr.lower(), proc.stderr[-2000:]
     meta = (out / proc.stdout.strip().splitlines()[-1] / "METADATA").read_text(encoding="utf-8")
     assert "License-Expression: MIT" in meta
+
+
+def test_the_editable_install_prints_no_box(tmp_path):
+    """The backend call of `pip install -e .`: no "!!" box on stderr, and the wheel is a .pth to the checkout."""
+    src = _project_copy(tmp_path)
+    out = tmp_path / "wheel"
+    out.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-W", "always", "-c",
+         "import sys; from setuptools import build_meta as b; print(b.build_editable(sys.argv[1]))",
+         str(out)], cwd=src, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "!!" not in proc.stderr and "Editable installation" not in proc.stderr, proc.stderr[-2000:]
+    import zipfile
+
+    names = zipfile.ZipFile(out / proc.stdout.strip().splitlines()[-1]).namelist()
+    pth = [n for n in names if n.endswith(".pth")]
+    assert pth and not any(n.endswith("finder.py") for n in names), names

@@ -24,7 +24,8 @@ from memvault.errors import NoMatch, UsageError
 from memvault.redact import engine as redact
 from memvault.search.index import Index
 from memvault.vault.store import Vault
-from memvault.views.context import CJK, FENCE_PREFIX, HEADER, MIN_BUDGET, flatten
+from memvault.views.context import FENCE_PREFIX, HEADER, MIN_BUDGET
+from memvault.views.text import CJK, beyond_title, flatten
 
 # (section, kinds, most cards, share of the room it may take before later sections had their turn)
 SECTIONS = (
@@ -175,7 +176,7 @@ def _line(c: dict[str, Any], body_chars: int) -> str:
     if c["kind"] == "question":
         meta.append("question")
     text = f"- [{' · '.join(meta)}] {flatten(c['title'], 160)}"
-    body = flatten(c["body"], body_chars)
+    body = flatten(beyond_title(c["title"], c["body"]), body_chars)
     if body and body != flatten(c["title"], 160):
         text += ("：" if CJK.search(c["title"]) else ": ") + body
     return text

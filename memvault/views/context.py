@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from memvault.search.intent import split_intent
 from memvault.search.tokenize import normalize
 from memvault.distill.llm import estimate_tokens
 from memvault.vault.store import Vault
+from memvault.views.text import CJK, beyond_title, flatten
 
 BUCKETS = ("rules", "preferences", "current", "decisions", "facts", "questions", "said", "history")
 KIND_BUCKET = {
@@ -64,8 +64,6 @@ SUCCESSOR_TITLE_CHARS = 60
 RECALL_LIMIT = 60  # more than any budget holds; the budget decides
 PINNED_SHARE = 0.25  # context.pinned_share: the most of the room pinned cards a question did not find may take
 MIN_BUDGET = 200  # the header and fences take ~85 tokens; less would leave no room for cards
-CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")  # Han, kana, hangul
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -350,7 +348,7 @@ def _line(c: _Candidate, lang: str, with_body: int, successors: Mapping[str, str
     if c.kind == "episode":  # a raw turn: the words around what matched, with who said them
         return f"- [{' · '.join(meta)}] {flatten(c.body if with_body else c.title, with_body or TITLE_CHARS)}"
     text = f"- [{' · '.join(meta)}] {flatten(c.title, TITLE_CHARS)}"
-    body = flatten(c.body, with_body) if with_body else ""
+    body = flatten(beyond_title(c.title, c.body), with_body) if with_body else ""
     if body and body != flatten(c.title, TITLE_CHARS):
         text += ("：" if CJK.search(c.title) else ": ") + body
     return text
@@ -362,11 +360,6 @@ class _Notes(dict):
     def __init__(self, titles: Mapping[str, str], clashes: Mapping[str, list[str]]):
         super().__init__(titles)
         self.clashes = dict(clashes)
-
-
-def flatten(text: str, cap: int) -> str:  # one line of at most `cap` characters; the brief uses it too
-    flat = _SPACE.sub(" ", text).strip()
-    return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"
 
 
 def _heading(bucket: str, lang: str) -> str:

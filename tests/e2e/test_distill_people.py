@@ -107,3 +107,27 @@ def test_the_shipped_examples_answer_what_issue_20_found_missing(tmp_path):
     queue = json.loads(memvault(vault, "search", "set up the job queue for alerts", "--json").stdout)["hits"]
     assert queue[0]["kind"] == "state" and "SKIP LOCKED" in queue[0]["title"]
     assert any(h["kind"] == "episode" for h in queue)
+
+
+def test_a_pack_says_what_was_said_once_with_the_question_it_answers(tmp_path):
+    """An offline card's body repeats its title after "<who> said:"; a pack line shows the words once, plus the
+    question they answer when there is one, so a budget holds more cards (views/text.beyond_title)."""
+    vault = tmp_path / "v"
+    shutil.copytree(ROOT / "vault-template", vault)
+    turns = [("assistant", "Caroline", "What did you do last weekend?"),
+             ("user", "Mel", "I ran a charity race for mental health last Saturday."),
+             ("user", "Mel", "我上周三去南京看了大熊猫。")]
+    log = jsonl({"role": r, "speaker": who, "content": text, "ts": f"2023-05-25T13:0{i}:00Z", "session": "1",
+                 "id": f"D1:{i}"} for i, (r, who, text) in enumerate(turns, start=1))
+    assert memvault(vault, "capture", "--format", "jsonl", "--project", "friends", stdin=log).returncode == 0
+    assert memvault(vault, "distill").returncode == 0
+    race = next(c for c in cards(vault) if "charity race" in c.title)
+    assert race.body.startswith("Mel said: I ran a charity race") and "Caroline asked: What did you do" in race.body
+    for query, words in (("charity race", "I ran a charity race"), ("大熊猫", "我上周三去南京看了大熊猫")):
+        done = memvault(vault, "context", query, "--project", "friends", "--json")
+        assert done.returncode == 0, done.stderr
+        line = next(ln for ln in json.loads(done.stdout)["pack"].splitlines() if words in ln)
+        assert line.count(words) == 1 and " said: " not in line, line
+    race_line = next(ln for ln in json.loads(memvault(vault, "context", "charity race", "--project", "friends",
+                                                      "--json").stdout)["pack"].splitlines() if "charity" in ln)
+    assert "Caroline asked: What did you do last weekend?" in race_line, race_line

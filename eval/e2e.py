@@ -40,6 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 KS = (1, 5, 10)
 TUNE, HELD_OUT = (0, 1, 2), (3, 4)
 ENGINES = ("cards", "search", "episodes", "context")
+NOW = "2026-12-01T00:00:00Z"  # the clock of every command: after every conversation of the benchmark
 
 
 def cli(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -233,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.data}: no questions.jsonl (expected a prepared LoCoMo folder)", file=sys.stderr)
         return 2
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    # One clock for every command, here and in the subprocesses: card ids and run ids derive from it, and ties
+    # in a ranking fall to ids, so without it two runs of the same code differ by a question or two.
+    env["MEMVAULT_NOW"] = os.environ["MEMVAULT_NOW"] = NOW
     # distill.engine is `auto`: the offline engine unless an endpoint is set below.
     if args.engine == "llm":
         if not args.base_url:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +21,9 @@ def test_license_is_an_spdx_string_and_the_build_backend_reads_it():
                for req in data["build-system"]["requires"]), data["build-system"]["requires"]
 
 
-def _project_copy(tmp_path: Path) -> Path:
+def _backend(tmp_path: Path, hook: str) -> tuple[Path, subprocess.CompletedProcess]:
+    """Call one build-backend hook as pip does, in a copy of the project, every warning shown: the folder it
+    wrote to and the process (stdout's last line is the hook's answer)."""
     import setuptools
 
     assert int(setuptools.__version__.split(".")[0]) >= 77, "the test extra installs setuptools>=77"
@@ -30,37 +33,26 @@ def _project_copy(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "README.md", src)
     (src / "memvault").mkdir()
     shutil.copy(ROOT / "memvault" / "__init__.py", src / "memvault")
-    return src
-
-
-def test_metadata_builds_with_no_warning(tmp_path):
-    """The same backend call pip makes on install, in a copy of the project; every warning shown."""
-    src = _project_copy(tmp_path)
-    out = tmp_path / "meta"
+    out = tmp_path / "out"
     out.mkdir()
     proc = subprocess.run(
         [sys.executable, "-W", "always", "-c",
-         "import sys; from setuptools import build_meta as b; print(b.prepare_metadata_for_build_wheel(sys.argv[1]))",
-         str(out)], cwd=src, capture_output=True, text=True, timeout=300)
+         f"import sys; from setuptools import build_meta as b; print(b.{hook}(sys.argv[1]))", str(out)],
+        cwd=src, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    return out / proc.stdout.strip().splitlines()[-1], proc
+
+
+def test_metadata_builds_with_no_warning(tmp_path):
+    """The backend call pip makes on install: no deprecation warning, the license as an SPDX expression."""
+    meta_dir, proc = _backend(tmp_path, "prepare_metadata_for_build_wheel")
     assert "deprecated" not in proc.stderr.lower() and "license" not in proc.stderr.lower(), proc.stderr[-2000:]
-    meta = (out / proc.stdout.strip().splitlines()[-1] / "METADATA").read_text(encoding="utf-8")
-    assert "License-Expression: MIT" in meta
+    assert "License-Expression: MIT" in (meta_dir / "METADATA").read_text(encoding="utf-8")
 
 
 def test_the_editable_install_prints_no_box(tmp_path):
     """The backend call of `pip install -e .`: no "!!" box on stderr, and the wheel is a .pth to the checkout."""
-    src = _project_copy(tmp_path)
-    out = tmp_path / "wheel"
-    out.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-W", "always", "-c",
-         "import sys; from setuptools import build_meta as b; print(b.build_editable(sys.argv[1]))",
-         str(out)], cwd=src, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    wheel, proc = _backend(tmp_path, "build_editable")
     assert "!!" not in proc.stderr and "Editable installation" not in proc.stderr, proc.stderr[-2000:]
-    import zipfile
-
-    names = zipfile.ZipFile(out / proc.stdout.strip().splitlines()[-1]).namelist()
-    pth = [n for n in names if n.endswith(".pth")]
-    assert pth and not any(n.endswith("finder.py") for n in names), names
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith(".pth") for n in names) and not any(n.endswith("finder.py") for n in names), names

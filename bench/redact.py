@@ -102,22 +102,28 @@ def report_positives(title: str, cases) -> None:
         print("    missed:", m)
 
 
-def report_negatives(title: str, lines) -> None:
+def report_negatives(title: str, lines, *, unit: str = "lines", inline: bool = False, show: int = 25) -> float:
+    """False positives over (group, secret-free text) pairs, per group: one line each, or `inline` after the
+    total (the breadth table's many groups); the first `show` changed texts; the false-positive rate."""
     by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     changed = []
-    for fam, ln in lines:
+    for group, ln in lines:
         r = redact(ln)
-        by[fam][0] += 1
+        by[group][0] += 1
         if r.text != ln:
-            by[fam][1] += 1
-            changed.append(f"{fam}: {ln[:90]!r} -> {[f.rule for f in r.findings]}")
-    n = sum(v[0] for v in by.values())
-    fp = sum(v[1] for v in by.values())
-    print(f"{title}: {n} secret-free lines, false positives {fp} = {100 * fp / n:.2f} %")
-    for fam, (k, a) in sorted(by.items()):
-        print(f"    {fam:<18} n={k:<4} FP {a} = {100 * a / k:.1f} %")
-    for c in changed[:25]:
+            by[group][1] += 1
+            changed.append(f"{group}: {ln[:100 if inline else 90]!r} -> {[f.rule for f in r.findings]}")
+    n, fp = sum(a for a, _ in by.values()), sum(b for _, b in by.values())
+    head = f"{title}: {n} secret-free {unit}, false positives {fp} = {100 * fp / n:.2f} %"
+    if inline:
+        print(f"{head}  " + ", ".join(f"{g} {b}/{a}" for g, (a, b) in sorted(by.items())))
+    else:
+        print(head)
+        for group, (k, a) in sorted(by.items()):
+            print(f"    {group:<18} n={k:<4} FP {a} = {100 * a / k:.1f} %")
+    for c in changed[:show]:
         print("    changed:", c)
+    return fp / n
 
 
 def report_breadth(title: str, cases, show: int = 30) -> float:
@@ -143,31 +149,15 @@ def report_breadth(title: str, cases, show: int = 30) -> float:
     return hit / n
 
 
-def report_breadth_negatives(title: str, lines, show: int = 30) -> float:
-    by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    changed = []
-    for group, ln in lines:
-        r = redact(ln)
-        by[group][0] += 1
-        if r.text != ln:
-            by[group][1] += 1
-            changed.append(f"{group}: {ln[:100]!r} -> {[f.rule for f in r.findings]}")
-    n, fp = sum(a for a, _ in by.values()), sum(b for _, b in by.values())
-    print(f"{title}: {n} secret-free texts, false positives {fp} = {100 * fp / n:.2f} %  "
-          + ", ".join(f"{g} {b}/{a}" for g, (a, b) in sorted(by.items())))
-    for c in changed[:show]:
-        print("    changed:", c)
-    return fp / n
-
-
 def main_breadth() -> None:
     """The scanner-breadth table (issue 24): tuning draw, held-out draw (with the forms nobody listed)."""
     report_breadth(f"scanner breadth, tuning draw (seed {scanner.SEED})", scanner.breadth_positive_cases())
     report_breadth(f"scanner breadth, held-out draw (seed {scanner.HELDOUT_SEED}, unlisted forms)",
                    scanner.breadth_positive_cases(heldout=True))
-    report_breadth_negatives("scanner breadth negatives (placeholders, look-alikes)", scanner.breadth_negative_lines())
-    report_breadth_negatives(f"scanner breadth negatives, held-out draw (seed {scanner.HELDOUT_SEED})",
-                             scanner.breadth_negative_lines(scanner.HELDOUT_SEED))
+    report_negatives("scanner breadth negatives (placeholders, look-alikes)", scanner.breadth_negative_lines(),
+                     unit="texts", inline=True, show=30)
+    report_negatives(f"scanner breadth negatives, held-out draw (seed {scanner.HELDOUT_SEED})",
+                     scanner.breadth_negative_lines(scanner.HELDOUT_SEED), unit="texts", inline=True, show=30)
 
 
 def timed(fn, repeat: int = 3) -> float:

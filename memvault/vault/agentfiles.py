@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from memvault.vault.files import atomic_write
+from memvault.vault.files import atomic_write, remove_file
 
 
 def state_dir(env: Mapping[str, str]) -> Path:
@@ -86,10 +86,7 @@ class Backups:
         index = self._index()
         entry = index.pop(str(path), None)
         if isinstance(entry, dict) and entry.get("backup"):
-            try:
-                (self.dir / entry["backup"]).unlink()
-            except FileNotFoundError:
-                pass
+            remove_file(self.dir / entry["backup"])
         if entry is not None:
             atomic_write(self.index_path, json.dumps(index, indent=2, ensure_ascii=False) + "\n")
 
@@ -106,7 +103,4 @@ def write(path: Path, text: str) -> None:
 
 
 def delete(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
+    remove_file(path)

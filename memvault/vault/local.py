@@ -11,7 +11,6 @@ the one command). Writing commands refuse such a vault with ReadOnlyVault (exit 
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from pathlib import Path
 
@@ -54,6 +53,8 @@ def user_cache(root: Path) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):
         return None  # the XDG rule: a relative path is invalid and ignored
+    import hashlib  # only a vault this user cannot write needs it: not on every search's start-up
+
     key = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     path = Path(base) / "memvault" / key
     try:

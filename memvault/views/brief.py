@@ -84,7 +84,7 @@ def build_brief(vault: Vault, project: str | None, *, budget: int | None = None)
         budget = int(vault.config.section("context").get("budget_tokens", 2000))
     if budget < MIN_BUDGET:
         raise UsageError(f"--budget must be at least {MIN_BUDGET} tokens")
-    rules = redact.compile_rules(list(vault.config.section("redact").get("deny") or []))
+    rules = vault.rules
     scfg = vault.config.section("search")
     kinds = [k for _s, ks, _n, _f in SECTIONS for k in ks]
     with Index(vault.root, str(scfg.get("chinese", "bigram")), int(scfg.get("stat_all_below", 5000))) as idx:

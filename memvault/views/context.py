@@ -157,7 +157,7 @@ def build_context(vault: Vault, query: str, *, budget: int | None = None, projec
     heads: set[str] = set()  # headings already paid for
     cap = int(room * min(1.0, max(0.0, float(vault.config.section("context").get("pinned_share", PINNED_SHARE)))))
     # What answers the question first, leaving the pinned cards their capped share …
-    reserve = min(cap, _cost(pinned, lang, rules, successors))
+    reserve = _cost(pinned, lang, rules, successors, cap)
     used = _fill(chosen, heads, recalled, 0, room - reserve, lang, rules, successors)
     used += _fill(chosen, heads, pinned, len(recalled), min(cap, room - used), lang, rules, successors)
     if not recalled:
@@ -296,11 +296,18 @@ def _desc(text: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------- lines and budget
 
 
-def _cost(cands: Sequence[_Candidate], lang: str, rules: redact.Rules, successors: Mapping[str, str]) -> int:
-    """Tokens the candidates take with their bodies (headings included): what the pinned share may reserve."""
-    heads = {_bucket(c) for c in cands}
-    return sum(_tokens(redact.redact(_line(c, lang, BODY_CHARS, successors), rules).text + "\n") for c in cands) + \
-        sum(_tokens(_heading(b, lang) + "\n") for b in heads)
+def _cost(cands: Sequence[_Candidate], lang: str, rules: redact.Rules, successors: Mapping[str, str],
+          cap: int) -> int:
+    """Tokens the candidates take with their bodies and headings, up to `cap`: what the pinned share reserves."""
+    total, heads = 0, set()
+    for c in cands:
+        if total >= cap:
+            return cap
+        if (bucket := _bucket(c)) not in heads:
+            heads.add(bucket)
+            total += _tokens(_heading(bucket, lang) + "\n")
+        total += _tokens(redact.redact(_line(c, lang, BODY_CHARS, successors), rules).text + "\n")
+    return min(cap, total)
 
 
 def _fill(chosen: list[PackEntry], heads: set[str], cands: Sequence[_Candidate], rank0: int, cap: int, lang: str,

@@ -66,7 +66,7 @@ def show_episode(vault: Vault, ep_id: str, mode: str = "bigram") -> dict[str, An
     ep = found.get(ep_id)
     if ep is None and ep_id not in revoked:
         raise NoMatch("no turn with that id")
-    rules = redact.compile_rules(list(vault.config.section("redact").get("deny") or []))
+    rules = vault.rules
     out: dict[str, Any] = {"type": "episode", "id": ep_id, "status": "revoked" if ep_id in revoked else "live",
                            "revoked_reason": revoked.get(ep_id), "at": None, "project": None, "session": None,
                            "turn": None, "user": None, "assistant": None, "speakers": {}, "source": None,
@@ -136,7 +136,7 @@ def source_episodes(vault: Vault, ids, limit: int = SOURCE_CHARS) -> list[dict[s
     its text, marked `revoked`; a purged or unknown one has no text (`missing`, or `revoked` with the reason)."""
     ids = list(dict.fromkeys(ids))
     found, revoked = vault.episodes_by_id(ids)
-    rules = redact.compile_rules(list(vault.config.section("redact").get("deny") or []))
+    rules = vault.rules
     out = []
     for ep_id in ids:
         ep = found.get(ep_id)

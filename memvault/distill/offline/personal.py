@@ -309,10 +309,16 @@ def only_photo(sentence: str) -> bool:
     return bool(_PHOTO.search(sentence)) and not _PHOTO.sub("", sentence).strip(" .!")
 
 
-_ASKED = re.compile(r"[^.!?。！？\n]*[?？]")
+_ENDS = ".!?。！？\n"  # what ends a sentence
 
 
 def question_in(text: str) -> str | None:
-    """The last question of a message ("What's your best camping memory?"), which the reply answers."""
-    found = _ASKED.findall(text or "")
-    return found[-1].strip() if found else None
+    """The last question of a message ("What's your best camping memory?"), which the reply answers: from the
+    end of the sentence before it to its question mark. Found from the end in linear time (a regex search
+    retried at every position was quadratic on a long reply without punctuation)."""
+    text = text or ""
+    end = max(text.rfind("?"), text.rfind("？"))
+    if end < 0:
+        return None
+    start = max(text.rfind(c, 0, end) for c in _ENDS)
+    return text[start + 1:end + 1].strip()

@@ -104,8 +104,8 @@ class ListsMixin:
         self.db.execute("DELETE FROM tq")
         self._lists_open = None
 
-    def _lists_dir(self, ident: str):
-        return self.root / ".memvault" / f"{PREFIX}{ident}{SUFFIX}"
+    def _lists_dir(self, ident: str):  # in the index's own folder: .memvault/, or a read-only vault's user cache
+        return self.local / f"{PREFIX}{ident}{SUFFIX}"
 
     # -- reads
     def _lists(self) -> Any:
@@ -115,9 +115,9 @@ class ListsMixin:
         commits tantivy before it empties tq, so each card is either in the searcher or in the overlay."""
         if self._lists_open is None:
             self._lists_open = False
-            tv = load()
-            ident = self.meta("lists") if tv else ""
-            if ident and self.meta("lists_ready") == ident and self._lists_dir(ident).is_dir():
+            # tantivy is imported only when a folder is there to open (a vault under LISTS_FROM cards has none)
+            ident = self.meta("lists") if self.local is not None else ""
+            if ident and self.meta("lists_ready") == ident and self._lists_dir(ident).is_dir() and (tv := load()):
                 with contextlib.suppress(Exception):  # a damaged folder: FTS5 answers (a rebuild mends it)
                     self._lists_open = (tv, tv.Index.open(str(self._lists_dir(ident))))
         if not self._lists_open:
@@ -176,7 +176,7 @@ class ListsMixin:
     def sync_lists(self, force: bool = False) -> str:
         """Build the folder when there is none, or apply the pending rowids when FLUSH or more wait (`force`:
         any). Returns what it did: "" (nothing), "built", "applied", "busy" (another process holds the lock)."""
-        if engine() == "fts5" or self.db.in_transaction:
+        if engine() == "fts5" or self.db.in_transaction or self.local is None:  # no folder for an in-memory index
             return ""
         ident, ready = self.meta("lists") or "", self.meta("lists_ready") or ""
         whole = not ident or ident != ready or not self._lists_dir(ident).is_dir()
@@ -194,7 +194,7 @@ class ListsMixin:
         from memvault.vault.files import flock
 
         try:
-            with flock(self.root / ".memvault" / "lists.lock", blocking=False):
+            with flock(self.local / "lists.lock", blocking=False):
                 done = self._build_lists(tv) if whole else self._apply_lists(tv, ident)
         except BlockingIOError:
             return "busy"
@@ -265,8 +265,7 @@ class ListsMixin:
         """(tantivy, writer, id) of a new folder that a bulk build of `n_cards` cards fills as it writes the rows
         (tantivy indexes in its own thread meanwhile), or None when tantivy is not used for such a vault. The
         id is recorded at once, so cards the build writes another way (_apply) are queued for it."""
-        tv = load()
-        if tv is None or (engine() == "auto" and n_cards < LISTS_FROM):
+        if self.local is None or (engine() == "auto" and n_cards < LISTS_FROM) or (tv := load()) is None:
             return None
         ident = os.urandom(6).hex()
         path = self._lists_dir(ident)
@@ -294,7 +293,7 @@ class ListsMixin:
         from memvault.vault.files import remove_tree
 
         with contextlib.suppress(FileNotFoundError):
-            for entry in os.scandir(self.root / ".memvault"):
+            for entry in os.scandir(self.local):
                 if (entry.name.startswith(PREFIX) and entry.name.endswith(SUFFIX)
                         and entry.name[len(PREFIX):-len(SUFFIX)] not in keep):
                     remove_tree(entry.path)

@@ -122,7 +122,8 @@ class Hygiene:
         """Whether capture.exclude names this project, or the working folder (or input file) it came from."""
         if project and any(fnmatch.fnmatchcase(project, p) for p in self.exclude_projects):
             return True
-        return any(path_excluded(where, self.exclude_paths) for where in (cwd, source) if where)
+        return bool(self.exclude_paths) and any(path_excluded(where, self.exclude_paths)
+                                                for where in (cwd, source) if where)
 
 
 def path_excluded(path: str, patterns: Iterable[str]) -> bool:

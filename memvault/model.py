@@ -1,4 +1,4 @@
-"""Plain records shared by every layer. Pure: no I/O, no imports from memvault but errors."""
+"""Plain records shared by every layer. Pure: no I/O, no imports from memvault but errors and voices."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+# Re-exported: the words of a turn are light to import (the search path never imports this module).
+from memvault.voices import speaker_label, turn_text, voiced  # noqa: F401
 
 # Order of keys in a card's front matter. Unknown keys a person added follow, in their own order.
 CARD_KEYS = (
@@ -68,26 +71,6 @@ class Episode:
     # Who spoke, when the log names them (role-play characters, chat participants): role -> names in order of
     # speaking, e.g. {"user": ["Anna"], "assistant": ["Seraphina", "Kael"]}. Not part of `hash`.
     speakers: dict[str, list[str]] = dataclasses.field(default_factory=dict)
-
-
-def speaker_label(names: Iterable[str] | None) -> str:
-    """" (Anna, Kael)" to follow a side's label ("USER", "assistant") when the log named its speakers, else ""."""
-    names = ", ".join(n for n in names or () if n)
-    return f" ({names})" if names else ""
-
-
-def voiced(text: str, names: Iterable[str] | None) -> str:
-    """A side of a turn with its speakers' names in front ("Anna: …"), as search, embeddings and distill show
-    it; the text alone when the log named nobody."""
-    names = [n for n in names or () if n]
-    return f"{', '.join(names)}: {text}" if names and text else text
-
-
-def turn_text(user: str, assistant: str, speakers: Mapping[str, Iterable[str]] | None = None) -> str:
-    """A whole turn as one text: the user's side, then the assistant's, each voiced by its speakers."""
-    speakers = speakers or {}
-    return "\n".join(x for x in (voiced(user, speakers.get("user")), voiced(assistant, speakers.get("assistant")))
-                     if x)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from memvault.model import turn_text
+from memvault.voices import turn_text
 from memvault.search import bm25
 from memvault.search.index import Index, fts_match
 from memvault.search.query import BIG, POOL, Query, prune

@@ -74,7 +74,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         cand.update((r, None) for r in idx.card_candidates(extra, False, weights, flt, POOL - len(cand)))
     if not cand:
         return []
-    rows = idx.card_rows(list(cand))
+    rows = idx.card_heads(list(cand))
     all_idfs = {**exp_idf, **q.idfs}
     scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
     for rowid, row in rows.items():
@@ -113,7 +113,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         _follow_chains(idx, scored, rows, q.intent, flt)
     missing = [r for r in scored if r not in rows]
     if missing:  # reached through hops and chains only: shown, not re-scored
-        rows.update(idx.card_rows(missing, tokens=False))
+        rows.update(idx.card_heads(missing, tokens=False))
     hits = []
     for rowid, (score, matched, why) in scored.items():
         row = rows[rowid]
@@ -131,12 +131,32 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             why.append("superseded by " + ", ".join(row["superseded_by"]))
         if status == "retracted":
             why.append("retracted")
+        # title None: the title, snippet text, sources and path are read only for the hits shown (with_details).
         hits.append(Hit(
-            id=row["id"], kind=row["kind"], title=row["title"], project=row["project"], status=status,
-            score=score, snippet=pending(row["body"] or row["title"], matched),
-            why=tuple(why), sources=tuple(row["episodes"]), created=row["created"],
-            path=row["path"], rowid=rowid, world=row.get("valid_from") or row["created"] or ""))
+            id=row["id"], kind=row["kind"], title=None, project=row["project"], status=status,  # type: ignore[arg-type]
+            score=score, snippet=pending("", matched), why=tuple(why), created=row["created"], rowid=rowid,
+            world=row.get("valid_from") or row["created"] or ""))
     return hits
+
+
+def with_details(idx: Index, hits: list[Hit], n: int) -> list[Hit]:
+    """`hits` with the first `n` cards' title, snippet text, sources and path read (search_cards leaves them
+    out: of several hundred candidates at 100k cards, ten are shown). A card gone from the index since it was
+    ranked (another process refreshed it) is left out."""
+    need = [h.rowid for h in hits[:n] if h.title is None and h.rowid is not None]
+    if not need:
+        return hits
+    details = idx.card_details(need)
+    out = []
+    for i, h in enumerate(hits):
+        if i < n and h.title is None and h.rowid is not None:
+            if h.rowid not in details:
+                continue
+            title, body, episodes, path = details[h.rowid]
+            h = h._replace(title=title, snippet=pending(body or title, list(h.snippet[1])), sources=tuple(episodes),
+                           path=path)
+        out.append(h)
+    return out
 
 
 def recency(hits: list[Hit], half_life_days: float) -> list[Hit]:
@@ -288,7 +308,7 @@ def _follow_chains(idx: Index, scored: dict, rows: dict, intent: str, flt: CardF
         seen.add(rowid)
         row = rows.get(rowid)
         if row is None:
-            row = rows[rowid] = idx.card_rows([rowid])[rowid]
+            row = rows[rowid] = idx.card_heads([rowid], tokens=False)[rowid]
         if intent == "history":
             links = row["supersedes"]
         else:

@@ -46,7 +46,7 @@ from memvault.search.episodes import EPISODE_WEIGHTS, search_episodes
 from memvault.search.index import Index, find_root
 from memvault.search.intent import asks_now, split_intent
 from memvault.search.query import POOL, Query, analyse
-from memvault.search.ranking import CARD_WEIGHTS, recency, search_cards
+from memvault.search.ranking import CARD_WEIGHTS, recency, search_cards, with_details
 from memvault.search.results import Hit, SearchOptions, SearchResult
 from memvault.search.snippets import readable, settle, snippet, surface_words
 from memvault.vault.local import derived_dir
@@ -202,7 +202,8 @@ def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, 
         fused, warnings = fuse_hits(idx, query, opts, hits + turns, os.environ if env is None else env)
         hits = [h for h in fused if h.kind != "episode"]
         turns = [h for h in fused if h.kind == "episode"]
-    hits = merge_turns(hits, turns) if opts.episodes else hits
+    hits = with_details(idx, hits, opts.limit)  # merge_turns takes at most `limit` cards
+    hits = merge_turns(hits, turns, opts.limit) if opts.episodes else hits[: opts.limit]
     words = surface_words(query, opts.mode, any(h.kind == "episode" for h in hits[: opts.limit]))
     shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
                              snippet=settle(h.snippet, opts.snippet_chars)) for h in hits[: opts.limit])
@@ -232,11 +233,14 @@ def _ordered(hits: list[Hit], intent: str) -> list[Hit]:
     return hits
 
 
-def merge_turns(cards: list[Hit], turns: list[Hit]) -> list[Hit]:
+def merge_turns(cards: list[Hit], turns: list[Hit], limit: int | None = None) -> list[Hit]:
     """One ranked list of cards and raw turns: by rank, a card then a turn (reciprocal-rank fusion of the two
     lists, whose scores are not on one scale); a turn that a card above it already cites is not repeated (the
     card stands for it, and `show` gives its words). Measured on LoCoMo's tuning half (eval/REPORT.md): as good
-    as the turns alone at any@10 and better than a merge by score or by scores scaled to each list's best."""
+    as the turns alone at any@10 and better than a merge by score or by scores scaled to each list's best.
+    With `limit`, the first `limit` of that list (at 100k cards a search ranks hundreds of candidates)."""
+    if not turns:
+        return cards[:limit]
     out: list[Hit] = []
     cited: set[str] = set()
     for i in range(max(len(cards), len(turns))):
@@ -245,6 +249,8 @@ def merge_turns(cards: list[Hit], turns: list[Hit]) -> list[Hit]:
                 continue
             cited.update(hit.sources)
             out.append(hit)
+        if limit is not None and len(out) >= limit:
+            return out[:limit]
     return out
 
 

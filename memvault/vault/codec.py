@@ -13,6 +13,7 @@ from typing import Any
 
 from memvault.errors import VaultFormatError
 from memvault.model import CARD_KEYS, CARD_STATUSES, Card, Entity, Episode, Revoke
+from memvault.voices import speakers_of  # noqa: F401 - re-exported (the search path imports it from voices)
 
 BLOCK_BEGIN = "<!-- memvault:begin -->"
 BLOCK_END = "<!-- memvault:end -->"
@@ -36,18 +37,6 @@ def episode_to_line(ep: Episode) -> str:
     if ep.speakers:  # only when the log named someone: other lines stay as they were
         record["speakers"] = ep.speakers
     return dump_json_line(record)
-
-
-def speakers_of(raw: object) -> dict[str, list[str]]:
-    """The `speakers` of an episode line, keeping only what has the documented shape (role -> list of names)."""
-    if not isinstance(raw, dict):
-        return {}
-    out = {}
-    for role in ("user", "assistant"):
-        names = raw.get(role)
-        if isinstance(names, list) and (kept := [n for n in names if isinstance(n, str) and n]):
-            out[role] = kept
-    return out
 
 
 def revoke_to_line(rv: Revoke) -> str:

@@ -93,3 +93,32 @@ def test_an_english_search_compiles_only_what_it_uses(vault, tmp_path):
     chinese = ["--vault", str(vault), "search", "数据库"]
     done = subprocess.run([sys.executable, "-c", COMPILED, *chinese], capture_output=True, cwd=tmp_path)
     assert done.stderr.decode().strip().splitlines()[-1].startswith("CJK True")
+
+
+LIGHT = (
+    "import sys, runpy\n"
+    "sys.argv = ['memvault'] + sys.argv[1:]\n"
+    "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
+    "except SystemExit:\n    pass\n"
+    "sys.stderr.write('HEAVY ' + ' '.join(m for m in ('memvault.model', 'dataclasses', 'yaml') if m in sys.modules)"
+    " + '\\n')\n"
+)
+
+
+def test_a_search_of_cards_and_turns_imports_no_dataclasses(run, vault, tmp_path):
+    """memvault.model's dataclasses cost ~20 ms at every start-up: the search path (cards, turns and their
+    speakers) reads turns through memvault.voices instead."""
+    sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
+    from search_helpers import card, write
+
+    write(vault, card("c-20250101-bbbb", "Anna moved the shop database to Postgres", "During the spring sale."))
+    log = '{"role": "user", "name": "Anna", "content": "the shop database runs on postgres now"}\n'
+    run("capture", "--format", "jsonl", input=log)
+    old = time.time() - 3600  # settings unchanged for an hour: the first search caches them, the next reads no yaml
+    os.utime(vault / "memvault.yaml", (old, old))
+    args = ["--vault", str(vault), "search", "shop", "database"]
+    subprocess.run([sys.executable, "-c", LIGHT, *args], capture_output=True, cwd=tmp_path, check=True)
+    done = subprocess.run([sys.executable, "-c", LIGHT, *args], capture_output=True, cwd=tmp_path)
+    out = done.stdout.decode()
+    assert "c-20250101-bbbb" in out and "[episode]" in out
+    assert done.stderr.decode().strip().splitlines()[-1] == "HEAVY"

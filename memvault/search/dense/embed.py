@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memvault.errors import EmbedError
-from memvault.model import turn_text
+from memvault.voices import turn_text
 from memvault.search.dense import store
 from memvault.search.dense.client import EmbedClient
 from memvault.search.dense.settings import EmbedSettings

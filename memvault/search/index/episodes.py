@@ -7,10 +7,9 @@ import contextlib
 import json
 import os
 
-from memvault.model import voiced
 from memvault.search import tokenize
-from memvault.vault.codec import speakers_of
 from memvault.search.index.report import RefreshReport
+from memvault.voices import speakers_of, voiced
 
 # The columns of an episode row as episode search reads them (then: tokenised user and assistant text, the
 # turn number, and the speakers as JSON, "{}" when the log named nobody).

@@ -138,6 +138,27 @@ class ReadsMixin:
         return out
 
 
+    def card_heads(self, rowids: list[int], tokens: bool = True) -> dict[int, dict[str, Any]]:
+        """What ranking needs of each candidate: id, kind, project, status, entities, supersede links, dates and
+        "tok" (the tokenised field texts; None with `tokens=False`). Not the title, body, sources or path: a
+        search at 100k cards ranks several hundred cards and shows ten, and `card_details` reads those."""
+        out: dict[int, dict[str, Any]] = {}
+        cols = "f.title, f.entities, f.body, f.tags" if tokens else "NULL, NULL, NULL, NULL"
+        join = " JOIN cfts f ON f.rowid = c.rowid" if tokens else ""
+        for r in self.db.execute(
+                f"SELECT c.rowid, c.id, c.kind, c.project, c.status, c.entities, c.superseded_by, c.supersedes,"
+                f" c.created, c.valid_from, {cols} FROM cards c{join} WHERE c.rowid IN ({marks(rowids)})", rowids):
+            out[r[0]] = {"id": r[1], "kind": r[2], "project": r[3], "status": r[4], "entities": _list(r[5]),
+                         "superseded_by": _list(r[6]), "supersedes": _list(r[7]), "created": r[8],
+                         "valid_from": r[9], "tok": r[10:14] if tokens else None}
+        return out
+
+    def card_details(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, list[str], str]]:
+        """(title, body, source episodes, path) of the cards a search shows."""
+        return {r[0]: (r[1], r[2], _list(r[3]), r[4]) for r in self.db.execute(
+            f"SELECT rowid, title, body, episodes, path FROM cards WHERE rowid IN ({marks(rowids)})", list(rowids))}
+
+
 def _list(text: str) -> list[Any]:
     """A JSON list column; most are empty (no supersede chain), and json.loads costs ~2 us even for "[]". A list of
     plain strings (what the index writes for ids, entities and episodes: no backslash, so no escaped quote in

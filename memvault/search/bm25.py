@@ -88,6 +88,46 @@ def score(
     return Scored(score=total, matched=tuple(matched), coverage=(matched_mass / mass) if mass > 0 else 0.0)
 
 
+def score_text(
+    terms: Sequence[str],
+    fields: Mapping[str, str],
+    stats: Stats,
+    weights: Mapping[str, float],
+    k1: float = K1,
+    b: float = B,
+    idfs: Mapping[str, float] | None = None,
+    extra_mass: float = 0.0,
+) -> Scored:
+    """`score` of a document given as field -> its tokens joined by single spaces (what the index stores),
+    without splitting it into tokens: the same counts, the same sums in the same order, so the same floats.
+    A search at 100k cards scores several hundred candidates; splitting their bodies was a third of it."""
+    idfs = idfs if idfs is not None else term_weights(terms, stats)
+    spaced: dict[str, str] = {}  # field -> " a  b  c ": every token between its own two spaces, for str.count
+    total = 0.0
+    matched: list[str] = []
+    matched_mass = 0.0
+    for term, w_idf in idfs.items():
+        tf = 0.0
+        for field, text in fields.items():
+            if not text or term not in text:
+                continue
+            padded = spaced.get(field)
+            if padded is None:
+                padded = spaced[field] = " " + text.replace(" ", "  ") + " "
+            c = padded.count(" " + term + " ")
+            if not c:
+                continue
+            avg = stats.avg_len.get(field) or 1.0
+            norm = 1.0 - b + b * ((text.count(" ") + 1) / avg)
+            tf += weights.get(field, 1.0) * c / norm
+        if tf > 0:
+            total += w_idf * tf / (k1 + tf)
+            matched.append(term)
+            matched_mass += w_idf
+    mass = sum(idfs.values()) + extra_mass
+    return Scored(score=total, matched=tuple(matched), coverage=(matched_mass / mass) if mass > 0 else 0.0)
+
+
 def rank(
     terms: Sequence[str],
     docs: Mapping[str, Mapping[str, Sequence[str]]],

@@ -17,7 +17,14 @@ from memvault.search.snippets import pending
 
 # Field weights for BM25F, measured on eval/ (see eval/REPORT.md).
 CARD_WEIGHTS = {"title": 4.0, "entities": 3.0, "body": 1.0, "tags": 1.5}
-ENTITY_CAP = 200  # an entity contributes at most its newest this many cards
+# A named entity adds its newest ENTITY_CAP cards as candidates (the words of the query find the rest); a hop
+# through an entity brings its newest HOP_CAP neighbours (shown, not re-scored). Measured (issue 25): ENTITY_CAP
+# 200 -> 50 keeps the top 10 of bench/search.py's 30 queries at 100k cards and the own eval, and on LoCoMo's
+# tuning half (eval/e2e.py) changes only cards' multi-hop recall 0.377 -> 0.380 and context recall 0.886 ->
+# 0.887; it saves ~10 ms on a query naming two hubs. HOP_CAP 50 cost the tuning half's search any@10 (0.861 ->
+# 0.859): a hop's neighbours tie, and a history question shows the oldest of them first.
+ENTITY_CAP = 50
+HOP_CAP = 200
 SUPERSEDED_NOW = 0.45  # weight of a superseded card for a "what is true now" question
 SUPERSEDED_HISTORY = 1.15  # … and for a history question (full weight, and it wins a tie with its successor)
 HOP_WEIGHT = 0.35  # a neighbour reached through an entity gets this share of its seed's score …
@@ -77,9 +84,10 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     rows = idx.card_heads(list(cand))
     all_idfs = {**exp_idf, **q.idfs}
     scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
+    mass = sum(q.idfs.values()) + q.extra_mass
     for rowid, row in rows.items():
-        doc = {f: row["tok"][i].split() for i, f in enumerate(CARD_FIELDS)}
-        s = bm25.score(q.terms, doc, stats, CARD_WEIGHTS, idfs=all_idfs, extra_mass=q.extra_mass)
+        doc = dict(zip(CARD_FIELDS, row["tok"]))  # field -> its tokens, space-separated (as the index keeps them)
+        s = bm25.score_text(q.terms, doc, stats, CARD_WEIGHTS, idfs=all_idfs, extra_mass=q.extra_mass)
         matched = [t for t in s.matched if t in q.idfs]
         total = s.score
         why = []
@@ -92,7 +100,6 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
                 total += ENTITY_NAME_WEIGHT * sum(q.idfs[t] for t in new) * _damp(degree) * 0.5
                 matched.extend(new)
                 why.append(f"names entity {slug}")
-        mass = sum(q.idfs.values()) + q.extra_mass
         coverage = min(1.0, (sum(q.idfs[t] for t in matched) + credit) / mass) if mass else 0.0
         # Other things the query names are alternatives ("sqlite postgres markdown"), not words this card fails
         # to answer: the anchor floor weighs the card against the rest of the question only.
@@ -224,7 +231,7 @@ def _expansion_credit(exps: list, matched: list[str], exp_matched: set[str]) -> 
     return credit, via, n
 
 
-def _relevant(coverage: float, matched: list[str], doc: Mapping[str, list[str]], n_terms: int, floor: float,
+def _relevant(coverage: float, matched: list[str], doc: Mapping[str, str], n_terms: int, floor: float,
               why: list[str]) -> bool:
     """The relevance floor. A card must match `floor` of the query's IDF mass, and a single query term that
     the card only mentions in passing (body only, of a query with three or more terms) is not evidence:
@@ -233,8 +240,8 @@ def _relevant(coverage: float, matched: list[str], doc: Mapping[str, list[str]],
         return False
     if len(matched) >= 2 or n_terms <= 2 or coverage >= 2 * floor or why:
         return True
-    strong = {t for f in ("title", "entities", "tags") for t in doc.get(f, ())}
-    return any(t in strong for t in matched)
+    strong = " " + " ".join(doc.get(f) or "" for f in ("title", "entities", "tags")) + " "
+    return any(" " + t + " " in strong for t in matched)
 
 
 def _named_entities(idx: Index, q: Query, n_docs: int) -> dict[str, tuple[list[str], int]]:
@@ -283,7 +290,7 @@ def _hop(idx: Index, scored: dict, opts: SearchOptions, flt: CardFilter) -> None
             seed_id = idx.card_id(rowid)
             for slug in idx.card_entity_slugs(rowid):
                 gain = score * HOP_WEIGHT * _damp(idx.entity_degree(slug))
-                for other in idx.entity_card_rowids(slug, flt, ENTITY_CAP):
+                for other in idx.entity_card_rowids(slug, flt, HOP_CAP):
                     if other == rowid:
                         continue
                     if other in scored:

@@ -145,3 +145,15 @@ def test_and_first_threshold_is_five_percent_of_the_vault_within_bounds():
     from memvault.search.query import and_first_above
 
     assert [and_first_above(n) for n in (100, 10_000, 40_000, 100_000, 1_000_000)] == [1000, 1000, 2000, 5000, 5000]
+
+
+def test_an_entity_is_named_among_many_that_share_its_first_word(vault):
+    """Names of one or two tokens are looked up whole: with sixty entities called "ent N", a question naming
+    one of them (in either order of its words) finds that entity's cards, and a three-word name still works."""
+    write(vault, *[card(f"c-250101{i:04d}", f"Note {i}", "plain words", entities=(f"ent-{i}",)) for i in range(60)])
+    write(vault, card("c-2501020001", "Harbour plan", "plain words", entities=("north-sea-ferry",)))
+    for query in ("ent-42", "42 ent"):
+        hits = search.run_search(vault, query, search.SearchOptions()).hits
+        assert hits[0].id == "c-2501010042" and "names entity ent-42" in hits[0].why
+    hits = search.run_search(vault, "ferry of the north sea", search.SearchOptions()).hits
+    assert hits[0].id == "c-2501020001" and "names entity north-sea-ferry" in hits[0].why

@@ -7,8 +7,8 @@ deterministic) under a temporary folder (or takes --existing) and prints, in one
 - reindex: the whole `memvault reindex` from nothing (index and every entity page), and its peak RSS,
 - one new card: write a card, then the in-process refresh that indexes it (p50 of 10),
 - search: whole-process `memvault search WORDS` for each of the 30 QUERIES (--runs calls each, interleaved, warm
-  index) through the entry point's Typer-free path (memvault.__main__ -> fastcli.try_search, what `memvault`
-  runs), from a byte-compiled, non-editable install (see user_install); the Typer app's p50 for reference;
+  index) through the console script's entry point (memvault.__main__.main: the Typer-free path of cli/fast.py, what
+  `memvault` runs), from a byte-compiled, non-editable install (see user_install); the Typer app's p50 for reference;
   with --fts5 the same searches with MEMVAULT_SEARCH_ENGINE=fts5 (no tantivy: memvault before issue 25),
 - rg: whole-process `rg -l -i -e WORD …` over cards/ for the same words; per query the ratio of the two medians,
   and the median and the worst ratio over the 30 queries,
@@ -165,14 +165,9 @@ def timed(cmd: list[str], env=None, what: str | None = None) -> float:
     return seconds
 
 
-# The entry point memvault.cli.fast's docstring proposes, and today's console script (memvault.cli.app:app).
-FAST_LAUNCHER = """import sys
-from memvault.cli.fast import try_search
-code = try_search(sys.argv[1:])
-if code is not None:
-    sys.exit(code)
-from memvault.cli.app import app
-app(prog_name="memvault")
+# What the console script runs (`memvault = "memvault.__main__:main"`), and the Typer app alone for reference.
+FAST_LAUNCHER = """from memvault.__main__ import main
+main()
 """
 TYPER_LAUNCHER = "from memvault.cli.app import app\napp(prog_name='memvault')\n"
 

@@ -6,6 +6,7 @@ session start, so plain command lines of the two are served by memvault.cli.fast
 memvault.cli.app unchanged.
 """
 
+import os
 import sys
 
 
@@ -13,13 +14,26 @@ def main() -> None:
     from memvault.cli.fast import try_mcp, try_search
 
     code = try_search(sys.argv[1:])
-    if code is None:
-        code = try_mcp(sys.argv[1:])
+    if code is not None:
+        leave(code)
+    code = try_mcp(sys.argv[1:])
     if code is not None:
         sys.exit(code)
     from memvault.cli.app import app
 
     app(prog_name="memvault")
+
+
+def leave(code: int) -> None:
+    """End a search's process without the interpreter's tear-down: freeing every module and object of a process
+    that is about to end cost ~10 ms of a ~80 ms search (bench/search.py). What it wrote is flushed first; the
+    index and its files are closed by then (the search's `with Index` block)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -56,3 +56,22 @@ def test_fast_path_matches_typer(filled, vault, args):
 ])
 def test_everything_else_goes_to_typer(argv):
     assert parse(argv) is None
+
+
+def test_a_search_that_ends_without_tear_down_still_writes_everything(run, vault, tmp_path):
+    """memvault.__main__.leave ends a search's process with os._exit: all it printed must be in the file it was
+    redirected to (a block-buffered stdout, ~90 KB of JSON), and the exit code must be the search's."""
+    for i in range(120):
+        run("remember", f"Backup rotation step {i} for the harbour archive", "--kind", "fact", "--body",
+            "rotate the harbour backups " * 20)
+    out = tmp_path / "hits.json"
+    with open(out, "w", encoding="utf-8") as fh:
+        done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "search", "harbour", "backup",
+                               "--json", "-n", "120", "--snippet-chars", "600"], stdout=fh, stderr=subprocess.PIPE,
+                              env={k: v for k, v in __import__("os").environ.items() if k != "PYTHONUNBUFFERED"})
+    assert done.returncode == 0, done.stderr
+    data = __import__("json").loads(out.read_text(encoding="utf-8"))
+    assert data["count"] == 120 and len(data["hits"]) == 120 and out.stat().st_size > 60_000
+    none = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "search", "kubernetes"],
+                          capture_output=True, text=True)
+    assert none.returncode == 1 and none.stdout == ""

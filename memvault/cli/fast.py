@@ -19,7 +19,6 @@ Wiring (entry point, owned by the CLI): `[project.scripts] memvault = "memvault.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -163,9 +162,6 @@ def try_search(argv: list[str]) -> int | None:
     opts = parse(argv)
     if opts is None:
         return None
-    # A search allocates many small objects and frees them at once: the cyclic collector ran several times per
-    # search for nothing (~4 ms; the process ends right after). Back on for a caller that goes on (tests, eval).
-    gc.disable()
     try:
         return run(opts)
     except KeyboardInterrupt:
@@ -174,8 +170,6 @@ def try_search(argv: list[str]) -> int | None:
     except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
         sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
         return 70
-    finally:
-        gc.enable()
 
 
 def parse_mcp(argv: list[str]) -> dict[str, Any] | None:

@@ -22,7 +22,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 _FLAGS = {"--all": "include_all", "--episodes": "episodes", "-e": "episodes", "--cards-only": "cards_only",
           "--json": "as_json"}

@@ -11,28 +11,27 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections import namedtuple
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NamedTuple
 
 from memvault.errors import UsageError
 from memvault.redact.finders import Finder, Span
 from memvault.redact.rules import BUILTIN, EMAIL, HOME, SECRET, Rule
 from memvault.redact.shapes import Lazy
 
+TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["Finding", "Redaction", "Rules", "compile_rules", "default_rules", "redact", "count_by_rule"]
 
 
-class Finding(NamedTuple):  # NamedTuple, not a dataclass: `dataclasses` costs ~8 ms at search start-up
-    rule: str  # rule id
-    start: int  # span in the ORIGINAL text
-    end: int
-    line: int  # 1-based line number in the original text
-    family: str = ""  # the rule's family (provider-token, config, prose, command-line, …)
-
-
-class Redaction(NamedTuple):
-    text: str
-    findings: tuple[Finding, ...]
+# A named tuple, not a dataclass (`dataclasses` costs ~8 ms at search start-up) nor typing.NamedTuple (`typing`
+# ~2.3 ms): rule (its id), start and end (the span in the ORIGINAL text), line (1-based, in the original text),
+# family (the rule's family: provider-token, config, prose, command-line, …).
+Finding = namedtuple("Finding", "rule start end line family", defaults=("",))
+# text (the clean text), findings (tuple of Finding)
+Redaction = namedtuple("Redaction", "text findings")
 
 
 class Rules:

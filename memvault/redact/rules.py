@@ -30,7 +30,7 @@ found by memvault.redact.shapes; every rule belongs to a family (FAMILIES) that 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections import namedtuple
 
 from memvault.redact.finders import (ASSIGN, KEY_CHARS, Finder, anchored, assignment_value, find_discord,
                                      find_email, find_gcp_sa, find_home_unix, find_home_win, find_pem,
@@ -45,12 +45,10 @@ from memvault.redact.tokens import find_tokens, placeholder_token
 SECRET, EMAIL, HOME = 0, 1, 2  # kinds: a secret becomes [REDACTED:<id>], an email [email], a home dir ~
 
 
-class Rule(NamedTuple):
-    id: str
-    find: Finder
-    keywords: tuple[str, ...]  # lowercase literals; the rule runs only if one occurs in the lowered text
-    kind: int = SECRET
-    family: str = ""  # filled from FAMILIES by rule id (see below the table)
+# id (str), find (a Finder), keywords (lowercase literals: the rule runs only if one occurs in the lowered
+# text), kind (SECRET or a softer kind), family (filled from FAMILIES by rule id, see below the table).
+# collections.namedtuple, not typing's: a search redacts what it shows and must not import `typing`.
+Rule = namedtuple("Rule", "id find keywords kind family", defaults=(SECRET, ""))
 
 
 def _tok(prefix: str, body: str, boundary: str = "A-Za-z0-9_") -> str:

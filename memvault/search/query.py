@@ -4,8 +4,8 @@ pruning of common terms). Reads the index only through named Index methods (no S
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from memvault.search import bm25, expand
 from memvault.search import tokenize
@@ -25,14 +25,10 @@ def and_first_above(n_docs: int) -> int:
 COMMON = 0.10  # terms in more than this share of documents are left out of the candidate query
 
 
-class Query(NamedTuple):
-    text: str
-    intent: str
-    terms: list[str]  # known + unknown ascii terms, in query order
-    idfs: dict[str, float]
-    extra_mass: float  # IDF mass of CJK content the vault has no bigram for
-    tokens: frozenset[str] = frozenset()
-    expansions: tuple = ()  # expand.Expansion of synonym groups the query hits (cards only)
+# An analysed query: text and intent (str); terms (known + unknown ascii terms, in query order); idfs (term ->
+# float); extra_mass (IDF mass of CJK content the vault has no bigram for); tokens (frozenset); expansions
+# (expand.Expansion of the synonym groups the query hits; cards only).
+Query = namedtuple("Query", "text intent terms idfs extra_mass tokens expansions", defaults=(frozenset(), ()))
 
 
 def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_intent: bool = True,

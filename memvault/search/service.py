@@ -37,7 +37,10 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from memvault.choices import check_choice
 from memvault.errors import NoMatch, UsageError

@@ -5,7 +5,10 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 # One card as context packs read it.
 SUMMARY_COLS = "id, kind, title, body, project, status, created, valid_from, superseded_by, tags"

@@ -31,7 +31,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 from memvault.search.index.reads import CardFilter, _where, fts_all, fts_match, marks
 

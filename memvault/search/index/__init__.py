@@ -3,7 +3,8 @@
 Owns: every SQL statement of memvault (DDL, the refresh writes, and the named reads that ranking and the views
 call; they get plain rows and records back, never a cursor or SQL text). Modules:
 schema (file, version, DDL, opening), parse (the fast front-matter reader), prepare (one card file to a
-record, in bulk-build workers), report (RefreshReport), core (Index: lifecycle and the refresh transaction),
+record, in bulk-build workers), bulk (a build of many cards: workers and the writer), report (RefreshReport),
+core (Index: lifecycle and the refresh transaction),
 cards / entities / episodes (keeping each part of the index fresh), reads (what ranking reads),
 browse (what the views read), lists (the optional tantivy candidate list), vectors (the dense layer's keys).
 

@@ -1,5 +1,5 @@
-"""Card files in the index: which month folders and files changed, (re)indexing them one by one or, for a bulk
-build, in worker processes, deleting them, and the running field-length totals BM25 needs."""
+"""Card files in the index: which month folders and files changed, (re)indexing them one by one (or, for a bulk
+build, in worker processes: bulk.py), deleting them, and the running field-length totals BM25 needs."""
 
 from __future__ import annotations
 
@@ -16,18 +16,7 @@ from memvault.search.index.report import RefreshReport
 
 BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
 WINDOW = 8192  # cards a bulk build's workers may have prepared ahead of the writer
-
-
-@contextlib.contextmanager
-def _closing(stop, slots):
-    """On the way out of a bulk build (an error included), free a feed that waits for a slot, before the pool
-    joins the thread that runs it."""
-    try:
-        yield
-    finally:
-        stop.set()
-        for _ in range(WINDOW):
-            slots.release()
+BATCH = 256  # card files a worker prepares per task
 
 
 class CardsMixin:
@@ -132,95 +121,9 @@ class CardsMixin:
             for path, month, old, ino in todo:
                 self.index_card_file(path, month, report, old, ino)
             return
-        import gc
-        import multiprocessing
-        import threading
+        from memvault.search.index.bulk import index_bulk
 
-        from memvault.search.index.prepare import prepare_star
-
-        # A bulk write touches B-tree pages all over the tables and indexes: with SQLite's 2 MB default cache
-        # most inserts miss it. 64 MB for the length of this connection only.
-        self.db.execute("PRAGMA cache_size = -65536")
-        workers = max(1, min(4, (os.cpu_count() or 1)))
-        # Pool.imap reads its whole input at once and keeps every result the writer has not taken yet: at 1M
-        # cards the workers outrun the writer and the backlog held most of the build's memory. The feed waits
-        # for a free slot, so at most WINDOW prepared cards are in flight.
-        # A chunk is sent only when full: several must fit in the window, or the feed waits for results that
-        # wait for the chunk it is filling.
-        slots = threading.Semaphore(WINDOW)
-        chunk = max(1, min(256, WINDOW // (2 * workers + 2)))
-        stop = threading.Event()
-        root = str(self.root)
-
-        def feed():
-            for path, _m, _o, _i in todo:
-                slots.acquire()
-                if stop.is_set():
-                    return
-                yield (root, path, self.mode)
-
-        top = self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0]
-        stream = None
-        if top == 0:
-            # An empty index (first build, reindex): secondary indexes are cheaper built once at the end, and the
-            # tantivy list is built from the new rows afterwards rather than queued row by row (lists.py).
-            schema.drop_secondary(self.db)
-            self._lists_reset()
-            stream = self._lists_stream(len(todo))
-        # Trigger: a bulk build allocates millions of short-lived objects (rows, results from the workers) while
-        # the heap holds few cycles. Why: the cyclic collector then rescans the growing heap again and again
-        # (measured: a quarter of the writer's time). Outcome: off for the build, back on after.
-        gc_was = gc.isenabled()
-        gc.disable()
-        cards: list[tuple] = []
-        fts: list[tuple] = []
-        ents: list[tuple[int, str, str]] = []
-        slugs: dict[str, None] = {}
-        sums = [0, 0, 0, 0, 0]
-        rowid = top
-        try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool, _closing(stop, slots):
-                for (path, month, old, ino), prepared in zip(todo, pool.imap(prepare_star, feed(), chunksize=chunk)):
-                    slots.release()
-                    if old is not None or prepared[0] != "ok" or prepared[3] is None or prepared[4]:
-                        # Updates, deletions, problems. An update inserts a row whose rowid SQLite takes past
-                        # the highest one written: the new rows held back here must be written first, and the
-                        # next ones numbered past it (else a fold of thousands of cards, which updates and adds
-                        # cards in one refresh, failed with "UNIQUE constraint failed: cards.rowid").
-                        self._write_rows(cards, fts, ents, queue=stream is None)
-                        cards, fts, ents = [], [], []
-                        self._apply(path, month, old, prepared, report, ino)
-                        rowid = max(rowid, self.db.execute("SELECT coalesce(max(rowid), 0) FROM cards").fetchone()[0])
-                        continue
-                    _ok, (mtime, size), digest, (fields, texts, names, lens), _problem = prepared
-                    rowid += 1
-                    cards.append((rowid, path, month, mtime, size, digest, *fields, ino))
-                    fts.append((rowid, *texts))
-                    if stream is not None:
-                        self._lists_stream_add(stream, rowid, fields, texts)
-                    for name in names:
-                        ents.append((rowid, name, fields[4]))
-                        slugs[name] = None
-                    sums[0] += 1
-                    sums[1] += lens[0]
-                    sums[2] += lens[1]
-                    sums[3] += lens[2]
-                    sums[4] += lens[3]
-                    if len(cards) >= 5000:
-                        self._write_rows(cards, fts, ents, queue=stream is None)
-                        cards, fts, ents = [], [], []
-            self._write_rows(cards, fts, ents, queue=stream is None)
-            if stream is not None:
-                self._lists_stream_done(stream)
-            report.cards_added += sums[0]
-            self._bump(sums[0], sums[1:])
-            for e in slugs:
-                self._add_keys(e, [e.replace("-", " ")])
-        finally:
-            if gc_was:
-                gc.enable()
-            if top == 0:
-                schema.create_secondary(self.db)
+        index_bulk(self, todo, report, WINDOW, BATCH)
 
     def _write_rows(self, cards: list[tuple], fts: list[tuple], ents: list[tuple[int, str, str]],
                     queue: bool = True) -> None:

@@ -78,10 +78,15 @@ def _schema(tv: Any) -> Any:
     return sb.build()
 
 
+def doc_text(texts: Sequence[str]) -> str:
+    """A card's one tantivy text: its FTS texts (title, entities, body, tags), each repeated by its weight."""
+    return " ".join(t for t, n in zip(texts, REPEAT) for _ in range(n) if t)
+
+
 def _document(tv: Any, row: Sequence[Any]) -> Any:
     rowid, status, project, kind, *texts = row
-    text = " ".join(t for t, n in zip(texts, REPEAT) for _ in range(n) if t)
-    return tv.Document(rowid=rowid, text=text, status=status or "", project=project or "", kind=kind or "")
+    return tv.Document(rowid=rowid, text=doc_text(texts), status=status or "", project=project or "",
+                       kind=kind or "")
 
 
 class ListsMixin:
@@ -277,9 +282,11 @@ class ListsMixin:
         self.set_meta("lists", ident)
         return tv, writer, ident
 
-    def _lists_stream_add(self, stream: Any, rowid: int, fields: Sequence[Any], texts: Sequence[str]) -> None:
-        # fields: cards columns after the hash (id, kind, project, status, ...)
-        stream[1].add_document(_document(stream[0], (rowid, fields[3], fields[2], fields[1], *texts)))
+    def _lists_stream_docs(self, stream: Any, rows: Iterable[tuple[int, str, str, str, str]]) -> None:
+        """Add (rowid, doc_text, status, project, kind) rows (a bulk build's workers made the texts)."""
+        doc, add = stream[0].Document, stream[1].add_document
+        for rowid, text, status, project, kind in rows:
+            add(doc(rowid=rowid, text=text, status=status, project=project, kind=kind))
 
     def _lists_stream_done(self, stream: Any) -> None:
         """Commit the folder and mark it complete (still inside the build's transaction: if that rolls back, the

@@ -27,16 +27,39 @@ def _plain(value: str) -> Any:
     return v
 
 
-def _flow_list(value: str) -> list[Any]:
+# Items of flow lists (entity names, episode ids) repeat from card to card: _plain of each, kept per process
+# (bounded); _BAD_ITEM stands for "raises ValueError".
+_ITEMS: dict[str, Any] = {}
+_BAD_ITEM = object()
+
+
+def _item(x: str) -> Any:
+    got = _ITEMS.get(x, _ITEMS)
+    if got is _ITEMS:
+        try:
+            got = _plain(x)
+        except ValueError:
+            got = _BAD_ITEM
+        if len(_ITEMS) < 200_000:
+            _ITEMS[x] = got
+    if got is _BAD_ITEM:
+        raise ValueError("complex")
+    return got
+
+
+def _flow_list(value: str, plain=_plain) -> list[Any]:
     v = value.strip()
     if not (v.startswith("[") and v.endswith("]")):
         raise ValueError("not a flow list")
     inner = v[1:-1].strip()
     if not inner:
         return []
-    if any(c in inner for c in "[]{}\"") or "'" in inner:
+    if "[" in inner or "]" in inner or "{" in inner or "}" in inner or '"' in inner or "'" in inner:
         raise ValueError("complex list")
-    return [_plain(x) for x in inner.split(", ")]
+    return [plain(x) for x in inner.split(", ")]
+
+
+_EPISODES = re.compile(r"(?:^|[{,]\s*)episodes: (\[[^\[\]]*\])")
 
 
 def _source_episodes(value: str) -> list[str]:
@@ -45,7 +68,7 @@ def _source_episodes(value: str) -> list[str]:
         return []
     if not (v.startswith("{") and v.endswith("}")) or '"' in v or "'" in v:
         raise ValueError("complex source")
-    m = re.search(r"(?:^|[{,]\s*)episodes: (\[[^\[\]]*\])", v)
+    m = _EPISODES.search(v)
     return [e for e in _flow_list(m.group(1)) if e] if m else []
 
 
@@ -69,7 +92,7 @@ def _card_line(line: str) -> Any:
         return _BAD
     try:
         if key in _CARD_LISTS:
-            return key, tuple(str(x) for x in _flow_list(val) if x is not None)
+            return key, tuple(str(x) for x in _flow_list(val, _item) if x is not None)
         if key == "source":
             return "episodes", tuple(_source_episodes(val))
         if key in _CARD_SCALARS:
@@ -102,9 +125,10 @@ def parse_card_fast(text: str) -> dict[str, Any] | None:
         if got is not _SKIP:
             key, value = got
             meta[key] = list(value) if type(value) is tuple else value
-    if not all(isinstance(meta.get(k), str) and meta[k] for k in ("id", "kind", "title")):
+    cid, kind, title = meta.get("id"), meta.get("kind"), meta.get("title")
+    if not (cid and kind and title and type(cid) is str and type(kind) is str and type(title) is str):
         return None
-    if not _SAFE_ID.match(meta["id"]) or (meta.get("status") or "active") not in _STATUSES:
+    if not _SAFE_ID.match(cid) or (meta.get("status") or "active") not in _STATUSES:
         return None
     meta["body"] = text[end + 5 :].strip("\n")
     return meta

@@ -51,6 +51,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
 """
 
 
+FTS_HASH = 1 << 20  # FTS5's default in-memory hash size (bulk.py raises it for a build from nothing)
 SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
 INSERT_CARD = (
     "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"

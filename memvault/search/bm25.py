@@ -1,7 +1,8 @@
 """BM25F scoring of one document against query terms. Pure: knows nothing of vaults, files or SQLite.
 
-A document is a mapping field -> list of tokens. Term frequencies of all fields are combined, each weighted and
-length-normalised by its own field (BM25F, Robertson et al. 2004), and saturated once with k1.
+A document is a mapping field -> its tokens joined by single spaces (score_text, as the index keeps them) or
+field -> list of tokens (score). Term frequencies of all fields are combined, each weighted and length-normalised
+by its own field (BM25F, Robertson et al. 2004), and saturated once with k1.
 """
 
 from __future__ import annotations
@@ -47,37 +48,12 @@ def score(
     idfs: Mapping[str, float] | None = None,
     extra_mass: float = 0.0,
 ) -> Scored:
-    """BM25F score of `doc` for `terms`.
+    """BM25F score of `doc` (field -> its tokens) for `terms`: score_text on the tokens joined by one space.
 
     `extra_mass` adds IDF mass to the coverage denominator for query content that produced no term (for
     example CJK text that matches nothing in the vocabulary), so such content still counts as unmatched.
     """
-    idfs = idfs if idfs is not None else term_weights(terms, stats)
-    # Per field, the query terms it holds (a set intersection in C) and their counts: the same sums, in the same
-    # order, as counting every token of the field (a Counter per field was most of a search's scoring time).
-    fields = []
-    for field, tokens in doc.items():
-        present = set(tokens).intersection(idfs) if tokens else ()
-        if present:
-            fields.append((field, tokens, present))
-    total = 0.0
-    matched: list[str] = []
-    matched_mass = 0.0
-    for term, w_idf in idfs.items():
-        tf = 0.0
-        for field, tokens, present in fields:
-            if term not in present:
-                continue
-            c = tokens.count(term)
-            avg = stats.avg_len.get(field) or 1.0
-            norm = 1.0 - b + b * (len(doc[field]) / avg)
-            tf += weights.get(field, 1.0) * c / norm
-        if tf > 0:
-            total += w_idf * tf / (k1 + tf)
-            matched.append(term)
-            matched_mass += w_idf
-    mass = sum(idfs.values()) + extra_mass
-    return Scored(score=total, matched=tuple(matched), coverage=(matched_mass / mass) if mass > 0 else 0.0)
+    return score_text(terms, {f: " ".join(t) for f, t in doc.items()}, stats, weights, k1, b, idfs, extra_mass)
 
 
 def score_text(
@@ -90,9 +66,10 @@ def score_text(
     idfs: Mapping[str, float] | None = None,
     extra_mass: float = 0.0,
 ) -> Scored:
-    """`score` of a document given as field -> its tokens joined by single spaces (what the index stores),
-    without splitting it into tokens: the same counts, the same sums in the same order, so the same floats.
-    A search at 100k cards scores several hundred candidates; splitting their bodies was a third of it."""
+    """BM25F score of a document given as field -> its tokens joined by single spaces (what the index stores),
+    counted with str.count without splitting it into tokens (a search at 100k cards scores several hundred
+    candidates; splitting their bodies was a third of it). Term frequencies of all fields are combined, each
+    weighted and length-normalised by its own field, and saturated once with k1."""
     idfs = idfs if idfs is not None else term_weights(terms, stats)
     spaced: dict[str, str] = {}  # field -> " a  b  c ": every token between its own two spaces, for str.count
     total = 0.0

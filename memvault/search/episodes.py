@@ -120,8 +120,8 @@ def _score_episodes(idx: Index, terms, idfs, extra_mass, match_terms, stats, n_d
     mass = sum(base.values()) + extra_mass
     out = []
     for row in rows:
-        s = bm25.score(terms, {"user": row[8].split(), "assistant": row[9].split()}, stats, EPISODE_WEIGHTS,
-                       k1=EPISODE_K1, b=EPISODE_B, idfs=idfs, extra_mass=extra_mass)
+        s = bm25.score_text(terms, {"user": row[8], "assistant": row[9]}, stats, EPISODE_WEIGHTS,
+                            k1=EPISODE_K1, b=EPISODE_B, idfs=idfs, extra_mass=extra_mass)
         coverage = sum(base[t] for t in s.matched if t in base) / mass if mass else 0.0
         if s.score <= 0 or coverage + 1e-9 < opts.episode_floor:
             continue

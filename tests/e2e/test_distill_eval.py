@@ -4,12 +4,11 @@ subprocesses against tests/fake_llm.py); the matching rules hold in English and 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 from memvault.capture.formats import FORMATS
 
@@ -17,16 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "eval" / "distill"
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-runner = _load("distill_eval_runner", ROOT / "eval" / "distill.py")
-author = _load("distill_eval_author", SET / "author.py")
+runner = load_script("distill_eval_runner", ROOT / "eval" / "distill.py")
+author = load_script("distill_eval_author", SET / "author.py")
 
 
 def test_frozen_set_is_what_author_writes_and_has_the_counts_the_issue_asks():

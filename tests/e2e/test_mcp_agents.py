@@ -24,6 +24,7 @@ from pathlib import Path
 
 import mcp_client
 import pytest
+from scripts import load_script
 
 if not os.environ.get("CI") and importlib.util.find_spec("mcp") is None:  # CI installs the extra (make test)
     pytest.skip("the mcp extra is not installed: pip install -e '.[mcp]'", allow_module_level=True)
@@ -408,9 +409,7 @@ def test_prompts_brief_and_recall_and_a_clean_error_for_an_unknown_one(vault):
 
 
 def test_resources_are_listed_in_pages_and_readable(tmp_path):
-    spec = importlib.util.spec_from_file_location("bench_search", ROOT / "bench" / "search.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("bench_search", ROOT / "bench" / "search.py")
     path = tmp_path / "big"
     bench.make_vault(path, 150)
     cli(path, "remember", "Deploy notes", "--body", INJECTION, "-e", "deploy", "--project", "shop")

@@ -1,20 +1,17 @@
 """eval/hybrid.py's admit gate per query language: the language rule and the gate it picks."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def hy():
-    spec = importlib.util.spec_from_file_location("eval_hybrid", ROOT / "eval" / "hybrid.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("eval_hybrid", Path("eval/hybrid.py"))
 
 
 @pytest.mark.parametrize("query, lang", [

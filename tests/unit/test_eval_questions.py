@@ -1,20 +1,17 @@
 """The hard eval questions (eval/questions.jsonl, q94 on) obey their rules, checked with memvault's tokenizer."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def run():
-    spec = importlib.util.spec_from_file_location("eval_run", ROOT / "eval" / "run.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("eval_run", Path("eval/run.py"))
 
 
 def _questions(run):

@@ -122,21 +122,12 @@ class ReadsMixin:
                                (*ids, *args)).fetchall()
 
     def card_rows(self, rowids: list[int], tokens: bool = True) -> dict[int, dict[str, Any]]:
-        """Whole cards as records: columns, JSON lists decoded, and "tok" (the tokenised field texts; None with
-        `tokens=False`, which skips the FTS table: cards reached only through an entity hop are not re-scored)."""
-        out: dict[int, dict[str, Any]] = {}
-        cols = "f.title, f.entities, f.body, f.tags" if tokens else "NULL, NULL, NULL, NULL"
-        join = " JOIN cfts f ON f.rowid = c.rowid" if tokens else ""
-        for r in self.db.execute(
-                f"SELECT c.rowid, c.id, c.kind, c.title, c.project, c.status, c.body, c.entities, c.episodes,"
-                f" c.superseded_by, c.created, c.path, {cols}, c.supersedes, c.valid_from"
-                f" FROM cards c{join} WHERE c.rowid IN ({','.join('?' * len(rowids))})", rowids):
-            out[r[0]] = {"id": r[1], "kind": r[2], "title": r[3], "project": r[4], "status": r[5], "body": r[6],
-                         "entities": _list(r[7]), "episodes": _list(r[8]),
-                         "superseded_by": _list(r[9]), "created": r[10], "path": r[11],
-                         "tok": r[12:16] if tokens else None, "supersedes": _list(r[16]), "valid_from": r[17]}
+        """Whole cards as records: card_heads (with "tok", the tokenised field texts; None with `tokens=False`,
+        which skips the FTS table) plus card_details' title, body, source "episodes" and path."""
+        out = self.card_heads(rowids, tokens)
+        for rowid, (title, body, episodes, path) in self.card_details(list(out)).items():
+            out[rowid].update(title=title, body=body, episodes=episodes, path=path)
         return out
-
 
     def card_heads(self, rowids: list[int], tokens: bool = True) -> dict[int, dict[str, Any]]:
         """What ranking needs of each candidate: id, kind, project, status, entities, supersede links, dates and

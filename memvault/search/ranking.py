@@ -35,8 +35,11 @@ ENTITY_NAME_WEIGHT = 1.0
 # setting 0.4 / 0.25 (eval/lexical.py) stops a few hard negatives but costs the old eval set R@5 0.988 -> 0.963.
 
 
-def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
-    """Cards for the analysed query, scored, unsorted; `why` still in index terms (service makes it readable)."""
+def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = None) -> list[Hit]:
+    """Cards for the analysed query, scored, unsorted; `why` still in index terms (service makes it readable).
+    With `keep`, of the cards reached only through hops and chains (shown, not re-scored: ~600 at 100k cards)
+    only the `keep` best in the order service gives hits (score, date, id) become hits; the caller then shows no
+    more than `keep` cards and orders them by nothing else (no recency prior, no dense fusion)."""
     n_docs, avg = idx.card_stats()
     if not n_docs:
         return []
@@ -119,6 +122,14 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     if not opts.bm25_only:
         _follow_chains(idx, scored, rows, q.intent, flt)
     missing = [r for r in scored if r not in rows]
+    if keep is not None and len(missing) > keep:
+        # Trigger: hops reached more cards than can be shown. Why: reading and building each costs ~15 us, and
+        # at most `keep` of them can rank in the first `keep`. Outcome: the `keep` best by the final order.
+        best = set(_best_unscored(idx, scored, missing, q.intent, opts.bm25_only, keep))
+        for rowid in missing:
+            if rowid not in best:
+                del scored[rowid]
+        missing = [r for r in missing if r in best]
     if missing:  # reached through hops and chains only: shown, not re-scored
         rows.update(idx.card_heads(missing, tokens=False))
     hits = []
@@ -144,6 +155,23 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
             score=score, snippet=pending("", matched), why=tuple(why), created=row["created"], rowid=rowid,
             world=row.get("valid_from") or row["created"] or ""))
     return hits
+
+
+def _best_unscored(idx: Index, scored: dict, rowids: list[int], intent: str, bm25_only: bool,
+                   keep: int) -> list[int]:
+    """The `keep` first of `rowids` in the order service._ordered gives hits: the score after the status rule
+    below (rounded to 6 places), then the date (newest first unless a history question), then the id."""
+    keys = []
+    for rowid, card_id, status, created in idx.card_keys(rowids):
+        score = scored[rowid][0]
+        if status == "superseded" and not bm25_only:
+            score *= SUPERSEDED_HISTORY if intent == "history" else SUPERSEDED_NOW
+        keys.append((-round(score, 6), created, card_id, rowid))
+    # Two stable sorts, as _ordered does (created descending for a question about now, ascending for history).
+    keys.sort(key=lambda k: k[2])
+    keys.sort(key=lambda k: k[1], reverse=intent != "history")
+    keys.sort(key=lambda k: k[0])
+    return [k[3] for k in keys[:keep]]
 
 
 def with_details(idx: Index, hits: list[Hit], n: int) -> list[Hit]:

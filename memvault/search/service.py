@@ -215,12 +215,15 @@ def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, 
 
 def _ranked(idx: Index, query: str, q: Query, opts: SearchOptions) -> tuple[list[Hit], list[Hit]]:
     """Cards and raw turns for the analysed query, each list in its own order (score, then the tie rules)."""
-    hits = search_cards(idx, q, opts)
+    prior = opts.recency_half_life_days > 0 and not opts.bm25_only and RECENCY_SCOPE(query)
+    fused = opts.embeddings is not None and not opts.bm25_only
+    # Hits are then ordered by score, date and id alone and at most `limit` cards shown, unless the recency
+    # prior (its weights depend on the newest hit) or the dense fusion re-orders them.
+    hits = search_cards(idx, q, opts, keep=None if prior or fused else opts.limit)
     turns: list[Hit] = []
     if opts.episodes and idx.episode_stats()[0]:  # a vault of cards alone never loads the turns' stemmer
         qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)
         turns = search_episodes(idx, qe, opts)
-    prior = opts.recency_half_life_days > 0 and not opts.bm25_only and RECENCY_SCOPE(query)
     return tuple(_ordered(recency(xs, opts.recency_half_life_days) if prior else xs, q.intent)
                  for xs in (hits, turns))
 

@@ -144,6 +144,11 @@ class ReadsMixin:
                          "valid_from": r[9], "tok": r[10:14] if tokens else None}
         return out
 
+    def card_keys(self, rowids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """(rowid, id, status, created) of each card: what orders hits that are shown but not re-scored."""
+        return self.db.execute(f"SELECT rowid, id, status, created FROM cards WHERE rowid IN ({marks(rowids)})",
+                               list(rowids)).fetchall()
+
     def card_details(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, list[str], str]]:
         """(title, body, source episodes, path) of the cards a search shows."""
         return {r[0]: (r[1], r[2], _list(r[3]), r[4]) for r in self.db.execute(

@@ -117,15 +117,16 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
         scored[rowid] = (total, matched + via, why)
     if not scored:
         return []
+    keys: dict[int, tuple[int, str, str, str]] = {}  # rowid -> (rowid, id, status, created) of hop neighbours
     if opts.hops and not opts.bm25_only:
-        _hop(idx, scored, opts, flt)
+        _hop(idx, scored, opts, flt, keys)
     if not opts.bm25_only:
         _follow_chains(idx, scored, rows, q.intent, flt)
     missing = [r for r in scored if r not in rows]
     if keep is not None and len(missing) > keep:
         # Trigger: hops reached more cards than can be shown. Why: reading and building each costs ~15 us, and
         # at most `keep` of them can rank in the first `keep`. Outcome: the `keep` best by the final order.
-        best = set(_best_unscored(idx, scored, missing, q.intent, opts.bm25_only, keep))
+        best = set(_best_unscored(idx, scored, missing, keys, q.intent, opts.bm25_only, keep))
         for rowid in missing:
             if rowid not in best:
                 del scored[rowid]
@@ -157,17 +158,22 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
     return hits
 
 
-def _best_unscored(idx: Index, scored: dict, rowids: list[int], intent: str, bm25_only: bool,
+def _best_unscored(idx: Index, scored: dict, rowids: list[int], known: dict, intent: str, bm25_only: bool,
                    keep: int) -> list[int]:
     """The `keep` first of `rowids` in the order service._ordered gives hits: the score after the status rule
-    below (rounded to 6 places), then the date (newest first unless a history question), then the id."""
+    below (rounded to 6 places), then the date (newest first unless a history question), then the id. `known`:
+    rowid -> (rowid, id, status, created) already read (the hops'); the others are read here."""
+    read = [known[r] for r in rowids if r in known]
+    rest = [r for r in rowids if r not in known]  # reached through a supersede chain only
+    if rest:
+        read += idx.card_keys(rest)
     keys = []
-    for rowid, card_id, status, created in idx.card_keys(rowids):
+    for rowid, card_id, status, created in read:
         score = scored[rowid][0]
         if status == "superseded" and not bm25_only:
             score *= SUPERSEDED_HISTORY if intent == "history" else SUPERSEDED_NOW
         keys.append((-round(score, 6), created, card_id, rowid))
-    # Two stable sorts, as _ordered does (created descending for a question about now, ascending for history).
+    # Three stable sorts, as _ordered does (created descending for a question about now, ascending for history).
     keys.sort(key=lambda k: k[2])
     keys.sort(key=lambda k: k[1], reverse=intent != "history")
     keys.sort(key=lambda k: k[0])
@@ -304,9 +310,11 @@ def _damp(degree: int) -> float:
     return 1.0 if degree <= HUB_DEGREE else math.sqrt(HUB_DEGREE / degree)
 
 
-def _hop(idx: Index, scored: dict, opts: SearchOptions, flt: CardFilter) -> None:
-    """Neighbours through shared entities of the best hits: `opts.hops` rounds, each from the round before."""
+def _hop(idx: Index, scored: dict, opts: SearchOptions, flt: CardFilter, keys: dict) -> None:
+    """Neighbours through shared entities of the best hits: `opts.hops` rounds, each from the round before.
+    `keys` gets each neighbour's (rowid, id, status, created), read with it."""
     frontier = sorted(scored.items(), key=lambda kv: -kv[1][0])[:3]
+    seen: dict[str, tuple[float, list]] = {}  # slug -> (damping, its newest cards): seeds share entities
     for _round in range(opts.hops):
         if not frontier:
             return
@@ -317,12 +325,17 @@ def _hop(idx: Index, scored: dict, opts: SearchOptions, flt: CardFilter) -> None
                 continue
             seed_id = idx.card_id(rowid)
             for slug in idx.card_entity_slugs(rowid):
-                gain = score * HOP_WEIGHT * _damp(idx.entity_degree(slug))
-                for other in idx.entity_card_rowids(slug, flt, HOP_CAP):
+                if slug not in seen:
+                    seen[slug] = (_damp(idx.entity_degree(slug)), idx.entity_card_keys(slug, flt, HOP_CAP))
+                damp, neighbours = seen[slug]
+                gain = score * HOP_WEIGHT * damp
+                for key in neighbours:
+                    other = key[0]
                     if other == rowid:
                         continue
                     if other in scored:
                         continue
+                    keys[other] = key
                     prev = found.get(other)
                     if prev is None or gain > prev[0]:
                         found[other] = (gain, [], [f"via entity {slug} (from {seed_id})"])

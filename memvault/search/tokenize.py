@@ -19,12 +19,50 @@ MODES = ("bigram", "unibigram", "jieba")
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 
 
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
+# Below this many characters a text's CJK runs are found by a loop over its characters: the CJK class costs ~2 ms
+# to compile (re fills its 64k-entry bitmap in Python), more than a query's whole analysis.
+SHORT_TEXT = 400
+
+
 @functools.cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(a word, a CJK run), compiled on first use: ASCII text never needs them, and the CJK class alone costs
-    ~2.5 ms to compile (re builds its bitmap in Python), in every process that searches for English words.
-    Words are matched after "_" is folded to a space: a word class without "_" costs ~5 ms to compile."""
-    return re.compile(r"\w+"), re.compile(f"[{_CJK_CLASS}]+")
+def _cjk_rx() -> re.Pattern[str]:
+    """A CJK run, compiled on first use (a long text's): ASCII text never needs it, and the class costs ~2.5 ms
+    to compile (re builds its bitmap in Python)."""
+    return re.compile(f"[{_CJK_CLASS}]+")
+
+
+@functools.cache
+def _word_rx() -> re.Pattern[str]:
+    """A word. Words are matched after "_" is folded to a space: a word class without "_" costs ~5 ms to
+    compile."""
+    return re.compile(r"\w+")
+
+
+def _spans_rx(word: str) -> list[tuple[int, int]]:
+    """(start, end) of each CJK run in `word`, by the compiled class (long texts: a bulk build)."""
+    return [m.span() for m in _cjk_rx().finditer(word)]
+
+
+def _spans_loop(word: str) -> list[tuple[int, int]]:
+    """The same spans as _spans_rx, found without compiling the class (short texts: a query)."""
+    out: list[tuple[int, int]] = []
+    start = -1
+    for i, ch in enumerate(word):
+        o = ord(ch)
+        cjk = 0x3040 <= o <= 0xFAFF and any(lo <= o <= hi for lo, hi in _CJK_RANGES)
+        if cjk and start < 0:
+            start = i
+        elif not cjk and start >= 0:
+            out.append((start, i))
+            start = -1
+    if start >= 0:
+        out.append((start, len(word)))
+    return out
+
+
+def _spans_for(text: str):
+    return _spans_loop if len(text) <= SHORT_TEXT else _spans_rx
 
 
 # Words that carry no topic. Query-side only matters for relevance; dropping them at index time too keeps
@@ -153,23 +191,24 @@ def tokens(text: str, mode: str = "bigram", stop: bool = True, stemmer: str = "l
     if text.isascii():
         return _ascii_tokens(text, stop, stemmer)
     st = stem if stemmer == "light" else porter2
-    word_rx, cjk_rx = _patterns()
+    spans_of = _spans_for(text)
     out: list[str] = []
-    for word in word_rx.findall(normalize(text).replace("_", " ")):
+    for word in _word_rx().findall(normalize(text).replace("_", " ")):
         if word.isascii():
             if not stop or word not in STOPWORDS:
                 out.append(st(word))
             continue
-        if not cjk_rx.search(word):
+        spans = spans_of(word)
+        if not spans:
             if not stop or word not in STOPWORDS:
                 out.append(word)
             continue
         pos = 0
-        for m in cjk_rx.finditer(word):
-            if m.start() > pos:
-                out.append(st(word[pos : m.start()]))
-            out.extend(_cjk_tokens(m.group(), mode))
-            pos = m.end()
+        for start, end in spans:
+            if start > pos:
+                out.append(st(word[pos:start]))
+            out.extend(_cjk_tokens(word[start:end], mode))
+            pos = end
         if pos < len(word):
             out.append(st(word[pos:]))
     return out
@@ -195,33 +234,34 @@ def joined(text: str, mode: str = "bigram") -> tuple[str, int]:
     if mode != "bigram":
         toks = tokens(text, mode)
         return " ".join(toks), len(toks)
-    word_rx, cjk_rx = _patterns()
+    spans_of = _spans_for(text)
     parts: list[str] = []
     n = 0
-    for word in word_rx.findall(normalize(text).replace("_", " ")):
+    for word in _word_rx().findall(normalize(text).replace("_", " ")):
         if word.isascii():
             if word not in STOPWORDS:
                 parts.append(stem(word))
                 n += 1
             continue
-        if not cjk_rx.search(word):
+        spans = spans_of(word)
+        if not spans:
             if word not in STOPWORDS:
                 parts.append(word)
                 n += 1
             continue
         pos = 0
-        for m in cjk_rx.finditer(word):
-            if m.start() > pos:
-                parts.append(stem(word[pos : m.start()]))
+        for start, end in spans:
+            if start > pos:
+                parts.append(stem(word[pos:start]))
                 n += 1
-            run = m.group()
+            run = word[start:end]
             if len(run) == 1:
                 parts.append(run)
                 n += 1
             else:
                 parts.append(_bigram_text(run))
                 n += len(run) - 1
-            pos = m.end()
+            pos = end
         if pos < len(word):
             parts.append(stem(word[pos:]))
             n += 1
@@ -232,7 +272,8 @@ def cjk_runs(text: str) -> list[str]:
     """The CJK runs of a normalised text (query analysis uses them to tell known from unknown content)."""
     if text.isascii():  # NFKC and casefold keep ASCII ASCII: no CJK run, and no need to compile the class
         return []
-    return _patterns()[1].findall(normalize(text))
+    text = normalize(text)
+    return [text[start:end] for start, end in _spans_for(text)(text)]
 
 
 def is_function_bigram(token: str) -> bool:

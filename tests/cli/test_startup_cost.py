@@ -86,17 +86,24 @@ COMPILED = (
 
 def test_an_english_search_compiles_only_what_it_uses(vault, tmp_path):
     """The CJK character class (~2.5 ms to compile), the redaction rules whose keywords a hit does not hold, and
-    string.Template's pattern are compiled on first use: an English search with a hit to redact needs none."""
+    string.Template's pattern are compiled on first use: an English search with a hit to redact needs none, and
+    a Chinese query (short: its CJK runs are found by a loop) needs no CJK class either."""
     sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
     from search_helpers import card, write
 
-    write(vault, card("c-20250101-aaaa", "Move the shop database to Postgres", "Mail ops@example.com first."))
+    write(vault, card("c-20250101-aaaa", "Move the shop database to Postgres", "Mail ops@example.com first."),
+          card("c-20250102-bbbb", "数据库迁移到 Postgres", "周末做。"))
     args = ["--vault", str(vault), "search", "shop", "database"]
     done = subprocess.run([sys.executable, "-c", COMPILED, *args], capture_output=True, cwd=tmp_path)
     assert "c-20250101-aaaa" in done.stdout.decode()
     assert done.stderr.decode().strip().splitlines()[-1] == "CJK False STRING False PEM False"
     chinese = ["--vault", str(vault), "search", "数据库"]
     done = subprocess.run([sys.executable, "-c", COMPILED, *chinese], capture_output=True, cwd=tmp_path)
+    assert "c-20250102-bbbb" in done.stdout.decode()
+    assert done.stderr.decode().strip().splitlines()[-1].startswith("CJK False")
+    # The probe sees the class when it is compiled: a query longer than tokenize.SHORT_TEXT uses the regex.
+    long_query = ["--vault", str(vault), "search", "数据库迁移 " * 90]
+    done = subprocess.run([sys.executable, "-c", COMPILED, *long_query], capture_output=True, cwd=tmp_path)
     assert done.stderr.decode().strip().splitlines()[-1].startswith("CJK True")
 
 

@@ -72,3 +72,31 @@ def test_episodes_use_porter2_cards_keep_light_stemming():
     assert tokenize.tokens("migrations migrating", stemmer="light") == ["migration", "migrat"]
     assert tokenize.tokens("我们 migrating 数据库", stemmer="porter2") == ["我们", "migrat", "数据", "据库"]
     assert tokenize.tokens("the running", stop=False, stemmer="porter2") == ["the", "run"]
+
+
+def test_short_texts_find_cjk_runs_as_the_regex_does():
+    # A query's CJK runs are found by a loop (the class costs ~2 ms to compile); long texts use the regex.
+    import random
+
+    rng = random.Random(7)
+    edges = [lo + d for lo, hi in tokenize._CJK_RANGES for lo in (lo, hi) for d in (-1, 0, 1)]
+    alphabet = [chr(c) for c in edges] + list("ab1_ é数据한カ\u3000ー々〇豈")
+    alphabet += [chr(0xFAFF), chr(0xFB00), chr(0xD7B0)]
+    for _ in range(3000):
+        word = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert tokenize._spans_loop(word) == tokenize._spans_rx(word), repr(word)
+    for _ in range(300):
+        text = " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(60))
+        short, long_ = text[:tokenize.SHORT_TEXT], text[:tokenize.SHORT_TEXT] + " " * (tokenize.SHORT_TEXT + 1)
+        assert len(short) <= tokenize.SHORT_TEXT < len(long_)
+        assert tokenize.tokens(short) == tokenize.tokens(long_), repr(short)  # loop vs regex, same tokens
+        assert tokenize.joined(short) == tokenize.joined(long_), repr(short)
+        assert tokenize.cjk_runs(short) == tokenize.cjk_runs(long_), repr(short)
+
+
+def test_a_short_chinese_query_compiles_no_cjk_class():
+    code = ("import sys; from memvault.search import tokenize; "
+            "tokenize.tokens('数据库 迁移 한국어 カタカナ'); tokenize.cjk_runs('数据库'); "
+            "print(tokenize._cjk_rx.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"

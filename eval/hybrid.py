@@ -44,6 +44,7 @@ sys.path.insert(0, str(HERE))
 
 import locomo  # noqa: E402
 import run as ev  # noqa: E402
+import sweep_grid  # noqa: E402
 from memvault.errors import NoMatch  # noqa: E402
 from memvault.model import turn_text  # noqa: E402
 from memvault.search import fusion  # noqa: E402
@@ -271,34 +272,14 @@ def locomo_figures(cases: list[Case], refs: dict[str, tuple[str, ...]], setting:
 
 # ---------------------------------------------------------------- settings and printing
 
-# fusion.fuse's defaults (the chosen rule and constants, fusion.py, eval/REPORT.md) with the admit cosine the product
-# uses for the model embedded here (fusion.admit_for, as search/dense/hybrid.py does).
-CHOSEN: dict = {"admit": fusion.admit_for("multilingual-e5-small")}
+# fusion.fuse's defaults (the chosen rule and constants, fusion.py, eval/REPORT.md) with the gates the product
+# uses for the model embedded here (fusion.admit_for and stand_for, as search/dense/hybrid.py does).
+CHOSEN: dict = {"admit": fusion.admit_for("multilingual-e5-small"), "stand": fusion.stand_for("multilingual-e5-small")}
 
 
 def grid() -> list[tuple[str, dict | None]]:
-    """The fusion settings the sweep compares (label, fuse keyword arguments; None = lexical only)."""
-    out: list[tuple[str, dict | None]] = [("lexical only", None), ("chosen (fusion.py defaults)", CHOSEN),
-                                          ("before: wsum 0.8 win 0.3 admit 0.86", dict(rule="wsum", weight=0.8,
-                                                                                      window=0.3, admit=0.86))]
-    for w in (0.4, 0.5, 0.6, 0.7, 0.8):
-        for top in (10, 20, 30):
-            for z in (1.0, 1.5, 2.0, 2.5, 3.0, 99.0):
-                out.append((f"z w={w} top={top} admit_z={z}", dict(rule="z", weight=w, top=top, admit_z=z)))
-            for admit in (0.85, 0.86):
-                out.append((f"z w={w} top={top} admit={admit}", dict(rule="z", weight=w, top=top, admit_z=-99.0,
-                                                                      admit=admit)))
-    for w in (0.6, 0.7):  # the admit gate per query language (query_language, above), top 20
-        for cjk in (0.85, 0.855, 0.86, 0.865, 0.87, 0.875, 0.88):
-            for other in (0.83, 0.835, 0.84, 0.845, 0.85, 0.855, 0.86, 0.865, 0.87):
-                out.append((f"z w={w} admit cjk={cjk} oth={other}",
-                            dict(rule="z", weight=w, top=20, admit_z=-99.0,
-                                 admit_lang={"cjk": cjk, "other": other})))
-    for k in (10, 60):
-        out.append((f"rrf k={k} admit=0.86", dict(rule="rrf", k=k, admit=0.86)))
-    for w in (0.5, 0.6, 0.7):
-        out.append((f"wsum a={w} win=0.3 admit=0.86", dict(rule="wsum", weight=w, window=0.3, admit=0.86)))
-    return out
+    """The fusion settings the sweep compares (label, fuse keyword arguments; None = lexical only): sweep_grid."""
+    return sweep_grid.grid(CHOSEN)
 
 
 def choose(rows: list[tuple[str, dict | None, dict, dict | None]]) -> tuple[str, dict | None]:

@@ -21,13 +21,14 @@ cosine) / window): cosines of one model sit in a narrow band (multilingual-e5: ~
 Chosen by measurement (eval/hybrid.py --sweep, eval/REPORT.md "Fusion, issue 25"): picked on the tuning half
 (even own question numbers, LoCoMo conversations 0-2) among the settings that keep every tuning-half figure of the
 lexical ranking (old set R@5, MRR within 0.05 and negatives, LoCoMo turn R@10, entity-bridge R@1), by own MRR +
-LoCoMo turn and multi-hop R@10; reported on the other half: "z", lexical weight 0.7, the 20 nearest items as
-candidates, admit 0.86 for multilingual-e5-small. The admit gate is a cosine measured per model
-(MEASURED_ADMIT): a gate in z units over the question's own cosines (model-free) was measured too and lets far
-more negatives in for the same paraphrases found (admit_z 2.0: 5 of 6 old negatives against 0 at 0.86, tuning
-half), so it is only the fallback for a model nobody measured (ADMIT_Z 3.0, the first z gate with no old negative
-through on the tuning half). The reject gate is off: no cosine threshold separates a question about something
-never said from a real one (both 0.80-0.91 with multilingual-e5-small); every threshold tried lost real hits first.
+LoCoMo turn and multi-hop R@10; reported on the other half: "z", lexical weight 0.7 (0.4 when the best lexical
+score is below 3.5: WEAK), the 20 nearest items as candidates, admit 0.86 for multilingual-e5-small, and for that
+model the nearest item admitted below 0.86 when it stands 0.015 above the second nearest at 0.80 or more
+(MEASURED_STAND). The admit gate is a cosine measured per model (MEASURED_ADMIT): a gate in z units over the
+question's own cosines (model-free) was measured too and lets far more negatives in for the same paraphrases found
+(admit_z 2.0: 5 of 6 old negatives against 0 at 0.86, tuning half), so it is only the fallback for a model
+nobody measured (ADMIT_Z 3.0, the first z gate with no old negative through on the tuning half). The reject gate
+is off: no cosine threshold separates a question about something never said from a real one (both 0.80-0.91 with multilingual-e5-small); every threshold tried lost real hits first.
 """
 
 from __future__ import annotations
@@ -44,11 +45,31 @@ ADMIT, REJECT = None, -1.0  # gates, as cosines: None = measured per model (admi
 # here gets the z gate alone (ADMIT_Z: its own cosines per question, no constant of another model), until it is
 # measured and listed, or set with embeddings.admit.
 MEASURED_ADMIT = {"multilingual-e5-small-q4": 0.86, "multilingual-e5-small": 0.86}
+# The "stands out" gate measured for a model, (margin, floor): the dense side's nearest item, found by meaning
+# alone, is admitted below the admit cosine when its cosine is at least `floor` and at least `margin` above the
+# second nearest (a question with an answer often has one card well ahead; a question about something never said
+# usually has its nearest cards bunched: all 6 old negatives of the tuning half within 0.01, but one held-out
+# negative stands 0.016 ahead, eval/REPORT.md). A model not listed here gets no such gate.
+MEASURED_STAND = {"multilingual-e5-small-q4": (0.015, 0.80), "multilingual-e5-small": (0.015, 0.80)}
+# The "z" rule's lexical weight when the words found nothing strong, (cut, weight): when the best lexical score is
+# below `cut` (BM25F, memvault's own scale: a few common words matched), the lexical side gets `weight` instead of
+# WEIGHT. Measured on the 101-card fixture and LoCoMo's conversations; in a larger vault rare words score higher
+# (IDF grows), so a real word match stays above the cut. None: off.
+WEAK: tuple[float, float] | None = (3.5, 0.4)
+
+
+def _model_key(model: str) -> str:
+    return model.strip().lower().removeprefix("intfloat/")
 
 
 def admit_for(model: str) -> float | None:
     """The measured admit cosine of `model` (by its name in embeddings.model), or None (not measured)."""
-    return MEASURED_ADMIT.get(model.strip().lower().removeprefix("intfloat/"))
+    return MEASURED_ADMIT.get(_model_key(model))
+
+
+def stand_for(model: str) -> tuple[float, float] | None:
+    """The measured "stands out" gate of `model`, (margin, floor), or None (not measured)."""
+    return MEASURED_STAND.get(_model_key(model))
 
 
 class Fused(NamedTuple):
@@ -60,15 +81,20 @@ class Fused(NamedTuple):
 
 def fuse(lexical: Sequence[tuple[str, float]], meaning: Mapping[str, float], *,
          admit: float | None = ADMIT, reject: float = REJECT, rule: str = RULE, k: float = RRF_K,
-         weight: float = WEIGHT, window: float = WINDOW, top: int = DENSE_TOP, admit_z: float | None = None) -> list[Fused]:
+         weight: float = WEIGHT, window: float = WINDOW, top: int = DENSE_TOP, admit_z: float | None = None,
+         stand: tuple[float, float] | None = None, weak: tuple[float, float] | None = WEAK) -> list[Fused]:
     """The fused ranking of one query (module docstring), best first; ties by key. The z rule's gate: `admit`
-    (a cosine) when given, else `admit_z` (default ADMIT_Z); both when both are given."""
+    (a cosine) when given, else `admit_z` (default ADMIT_Z); both when both are given; `stand` (margin, floor)
+    also admits the nearest item when it stands out (MEASURED_STAND); `weak` (cut, weight): the lexical weight
+    when the best lexical score is below cut (WEAK)."""
     if rule not in RULES:
         raise ValueError(f"fusion rule must be one of {', '.join(RULES)}")
     if rule == "z":
         if admit_z is None:
             admit_z = ADMIT_Z if admit is None else float("-inf")
-        return _fuse_z(lexical, meaning, admit, reject, weight, top, admit_z)
+        if weak is not None and lexical and max(s for _, s in lexical) < weak[0]:
+            weight = weak[1]
+        return _fuse_z(lexical, meaning, admit, reject, weight, top, admit_z, stand)
     admit = OLD_ADMIT if admit is None else admit
     lex_rank = {key: i for i, (key, _) in enumerate(lexical)}
     lex_score = dict(lexical)
@@ -108,22 +134,27 @@ def _z(values: Sequence[float]) -> tuple[float, float]:
 
 
 def _fuse_z(lexical: Sequence[tuple[str, float]], meaning: Mapping[str, float], admit: float | None,
-            reject: float, weight: float, top: int, admit_z: float) -> list[Fused]:
+            reject: float, weight: float, top: int, admit_z: float,
+            stand: tuple[float, float] | None = None) -> list[Fused]:
     """The "z" rule: candidates are the lexical hits and the `top` nearest items; each side's score becomes a
     z-score over the candidates (lexical: 0 for an item the words did not find; dense: the candidates' mean for an
     item without a vector), and the fused score is weight * z_lexical + (1 - weight) * z_dense. An item only the
     dense side found is admitted when its cosine stands admit_z standard deviations above the mean of every
     cosine the dense side reported for the query (its nearest items: the model's own scale, measured per
-    question, not a constant of one model), and, with `admit` set, when its cosine is at least `admit`."""
+    question, not a constant of one model), and, with `admit` set, when its cosine is at least `admit`; with
+    `stand` = (margin, floor), the nearest item is admitted too when its cosine is at least floor and margin above
+    the second nearest."""
     lex = dict(lexical)
     dense_order = sorted(meaning.items(), key=lambda kv: (-kv[1], kv[0]))
     mu_all, sd_all = _z([c for _, c in dense_order])
     near = []
-    for key, cos in dense_order[:top]:
+    for i, (key, cos) in enumerate(dense_order[:top]):
         if key in lex:
             continue
         if sd_all <= 0 or (cos - mu_all) / sd_all < admit_z or (admit is not None and cos < admit):
-            continue
+            if not (i == 0 and stand is not None and cos >= stand[1]
+                    and cos - (dense_order[1][1] if len(dense_order) > 1 else 0.0) >= stand[0]):
+                continue
         near.append(key)
     keys = [k_ for k_, _ in lexical if not (meaning.get(k_) is not None and meaning[k_] < reject)] + near
     if not keys:

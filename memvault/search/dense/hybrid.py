@@ -6,8 +6,9 @@ query_prefix / input_type; the nearest NEAREST vectors of each space (cards; epi
 kept when they pass the same filters as lexical hits (--project, --kind, retracted only with --all; live
 episodes of the project); every lexical hit that has a vector gets its cosine too; then search.fusion.fuse
 orders them with the admit/reject gates of the settings (admit: embeddings.admit, else the cosine measured for the
-model, fusion.MEASURED_ADMIT, else fusion's z gate). A hit the dense side found alone becomes a full Hit
-(title, snippet, path …) whose why is `meaning 0.83`; a hit both sides found adds `meaning 0.83` to its why.
+model, fusion.MEASURED_ADMIT, with that model's "stands out" gate, fusion.MEASURED_STAND; else fusion's z gate). A
+hit the dense side found alone becomes a full Hit (title, snippet, path …) whose why is `meaning 0.83`; a hit both
+sides found adds `meaning 0.83` to its why.
 
 Never blocks a search: a dead endpoint (refused, timeout, 5xx twice), a missing key or numpy, vectors of
 another model: the lexical hits come back unchanged with one warning line. A few cards without a vector
@@ -76,7 +77,10 @@ def fuse_hits(idx: Index, query: str, opts: SearchOptions, lexical: list[Hit],
     by_key = {key_of(h): h for h in lexical}
     by_key.update(extra)
     admit = settings.admit if settings.admit is not None else fusion.admit_for(settings.model)
-    fused = fusion.fuse([(key_of(h), h.score) for h in lexical], meaning, admit=admit,
+    # The "stands out" gate belongs to the measured admit cosine: a vault that sets embeddings.admit gets that
+    # gate alone.
+    stand = fusion.stand_for(settings.model) if settings.admit is None else None
+    fused = fusion.fuse([(key_of(h), h.score) for h in lexical], meaning, admit=admit, stand=stand,
                         **{k: v for k, v in (("reject", settings.reject),) if v is not None})
     out = []
     for f in fused:

@@ -28,7 +28,8 @@ model the nearest item admitted below 0.86 when it stands 0.015 above the second
 question's own cosines (model-free) was measured too and lets far more negatives in for the same paraphrases found
 (admit_z 2.0: 5 of 6 old negatives against 0 at 0.86, tuning half), so it is only the fallback for a model
 nobody measured (ADMIT_Z 3.0, the first z gate with no old negative through on the tuning half). The reject gate
-is off: no cosine threshold separates a question about something never said from a real one (both 0.80-0.91 with multilingual-e5-small); every threshold tried lost real hits first.
+is off: no cosine threshold separates a question about something never said from a real one (both 0.80-0.91
+with multilingual-e5-small); every threshold tried lost real hits first.
 """
 
 from __future__ import annotations

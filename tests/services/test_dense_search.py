@@ -363,3 +363,28 @@ def test_embed_compacts_the_rows_edited_cards_left_behind(hybrid, run, fake):
     assert hit.id == "c-261101-aaaa" and hit.why[0].startswith("meaning ")
     assert search(hybrid, "每日站会").hits[0].id == "c-261102-bbbb"
     assert run.json("embed")["embedded"] == {"card": 0}
+
+
+def test_a_card_that_stands_out_by_meaning_is_shown_below_the_measured_admit(vault, run):
+    # The server answers as the model whose gates were measured (fusion.MEASURED_ADMIT 0.86 and MEASURED_STAND:
+    # the nearest card, at 0.80 or more and 0.015 ahead of the second). "vehicle buying" shares no word with any
+    # card; its meaning lands on {automobile, purchase}: the new card holds both and one word more (cosine 2/√6 ≈
+    # 0.816, below 0.86), every other card at most one of them.
+    from fake_embed import vector
+
+    fill(vault)
+    write(vault, card("c-261106-ffff", "Automobile purchase", "cash"))
+    syn = {"vehicle": "automobile", "buying": "purchase"}
+    q, c = vector("vehicle buying", 256, syn), vector("Automobile purchase\ncash", 256, syn)
+    cos = sum(a * b for a, b in zip(q, c)) / (sum(a * a for a in q) * sum(b * b for b in c)) ** 0.5
+    assert 0.80 <= cos < 0.86  # the case this test is about (no hash collision moved it)
+    with FakeEmbed(dim=256, model="multilingual-e5-small", synonyms=syn) as server:
+        configure(vault, base_url=server.base_url, model="multilingual-e5-small")
+        run("embed")
+        hits = search(vault, "vehicle buying").hits
+        assert [h.id for h in hits] == ["c-261106-ffff"]
+        assert hits[0].why == (f"meaning {cos:.2f}",)
+        # a vault that sets its own admit cosine gets that gate alone: the card is not admitted
+        configure(vault, admit=0.86)
+        with pytest.raises(NoMatch):
+            search(vault, "vehicle buying")

@@ -128,3 +128,43 @@ def test_z_with_no_lexical_hit_orders_by_meaning_and_without_vectors_keeps_the_w
     assert [f.key for f in fuse([], meaning, rule="z", admit_z=2.0)] == ["p", "q"]
     assert [f.key for f in fuse([("x", 3.0), ("y", 1.0)], {}, rule="z")] == ["x", "y"]
     assert fuse([], {}, rule="z") == []
+
+
+def test_the_nearest_item_that_stands_out_is_admitted_below_the_admit_cosine():
+    # e5-like cosines; "p" is found by meaning only, below admit 0.86
+    lexical = [("a", 5.0), ("b", 4.0)]
+    bunch = {f"n{i}": 0.790 + 0.001 * i for i in range(10)}  # 0.790-0.799
+    ahead = {**bunch, "a": 0.78, "b": 0.77, "p": 0.83}
+    gate = dict(admit=0.86, weak=None)
+    assert [f.key for f in fuse(lexical, ahead, **gate, stand=(0.015, 0.80))][-1] == "p"
+    assert "p" not in [f.key for f in fuse(lexical, ahead, **gate)]  # no stand gate: 0.83 < 0.86
+    # bunched: the second nearest within the margin
+    assert "p" not in [f.key for f in fuse(lexical, {**ahead, "n9": 0.82}, **gate, stand=(0.015, 0.80))]
+    # far ahead but below the floor
+    low = {**{k: c - 0.1 for k, c in bunch.items()}, "a": 0.68, "b": 0.67, "p": 0.79}
+    assert "p" not in [f.key for f in fuse(lexical, low, **gate, stand=(0.015, 0.80))]
+    # only the nearest item: "p" second behind "q", which stands out itself
+    keys = [f.key for f in fuse(lexical, {**ahead, "q": 0.85}, **gate, stand=(0.015, 0.80))]
+    assert "q" in keys and "p" not in keys
+    # the nearest item found by the words too is no dense-only item: nothing is added
+    assert [f.key for f in fuse([("p", 5.0)], ahead, **gate, stand=(0.015, 0.80))] == ["p"]
+
+
+def test_the_stand_gate_is_measured_per_model():
+    from memvault.search.fusion import stand_for
+
+    assert stand_for("multilingual-e5-small-q4") == stand_for("intfloat/multilingual-e5-small") == (0.015, 0.80)
+    assert stand_for("text-embedding-3-small") is None
+
+
+def test_weak_words_give_meaning_more_say():
+    # two lexical hits of nearly equal score; meaning prefers the second
+    meaning = {"a": 0.80, "b": 0.84}
+    low, high = [("a", 3.0), ("b", 2.9)], [("a", 30.0), ("b", 29.0)]
+    # words weigh 0.7: the lexical order stays, whatever the score
+    assert [f.key for f in fuse(low, meaning, weak=None)] == ["a", "b"]
+    # the best lexical score below the cut: words weigh 0.4 and meaning decides
+    assert [f.key for f in fuse(low, meaning, weak=(3.5, 0.4))] == ["b", "a"]
+    assert [f.key for f in fuse(high, meaning, weak=(3.5, 0.4))] == ["a", "b"]
+    # the default is the measured setting (fusion.WEAK)
+    assert [f.key for f in fuse(low, meaning)] == ["b", "a"] and [f.key for f in fuse(high, meaning)] == ["a", "b"]

@@ -54,8 +54,8 @@ MEASURED_ADMIT = {"multilingual-e5-small-q4": 0.86, "multilingual-e5-small": 0.8
 MEASURED_STAND = {"multilingual-e5-small-q4": (0.015, 0.80), "multilingual-e5-small": (0.015, 0.80)}
 # The "z" rule's lexical weight when the words found nothing strong, (cut, weight): when the best lexical score is
 # below `cut` (BM25F, memvault's own scale: a few common words matched), the lexical side gets `weight` instead of
-# WEIGHT. Measured on the 101-card fixture and LoCoMo's conversations; in a larger vault rare words score higher
-# (IDF grows), so a real word match stays above the cut. None: off.
+# WEIGHT. Measured on the 101-card fixture and LoCoMo's conversations only; a rare word's IDF grows with the
+# vault, so in a larger vault the cut should fire less often (not measured). None: off.
 WEAK: tuple[float, float] | None = (3.5, 0.4)
 
 

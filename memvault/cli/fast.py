@@ -130,7 +130,7 @@ def run(opts: dict[str, Any]) -> int:
 
     try:
         check_project(opts.get("project"))
-        root = svc.open_root(opts["vault"], os.environ)
+        root = svc.root_path(opts["vault"], os.environ)
         cfg = svc.settings(root, os.environ)
         options = svc.options_from(
             cfg["search"], cfg["kinds"], limit=opts.get("limit"), project=opts.get("project"), kind=opts.get("kind"),

@@ -36,10 +36,10 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
 if TYPE_CHECKING:
+    from pathlib import Path  # annotations only: a search's process imports no pathlib (vault.local)
     from typing import Any
 
 from memvault.choices import check_choice
@@ -52,7 +52,8 @@ from memvault.search.query import POOL, Query, analyse
 from memvault.search.ranking import CARD_WEIGHTS, recency, search_cards, with_details
 from memvault.search.results import Hit, SearchOptions, SearchResult
 from memvault.search.snippets import readable, settle, snippet, surface_words
-from memvault.vault.local import derived_dir
+from memvault.vault.local import derived_path
+from memvault.vault.locate import locate_root
 
 __all__ = ["CARD_WEIGHTS", "EPISODE_WEIGHTS", "POOL", "Hit", "Query", "SearchOptions", "SearchResult", "analyse",
            "open_root", "options_from", "run_search", "search_index", "settings", "snippet"]
@@ -61,24 +62,29 @@ __all__ = ["CARD_WEIGHTS", "EPISODE_WEIGHTS", "POOL", "Hit", "Query", "SearchOpt
 # ---------------------------------------------------------------- settings
 
 
-def settings(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
+def settings(root: str | os.PathLike, env: Mapping[str, str]) -> dict[str, Any]:
     """The `search` and `redact.deny` settings, cached in the index keyed by memvault.yaml's stat so that a
     search does not import yaml. Any change to the file re-reads it through the normal config path."""
-    cfg_path = root / "memvault.yaml"
+    cfg_path = os.path.join(root, "memvault.yaml")
     st = os.stat(cfg_path)
     key = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-    local = derived_dir(root)
-    cache = local / "search-settings.json" if local else root / ".memvault" / "search-settings.json"
+    local = derived_path(root)
+    cache = os.path.join(local or os.path.join(root, ".memvault"), "search-settings.json")
     racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
-        data = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("key") == key and data.get("v") == 2:
-            return data
-    except (OSError, ValueError):
+        if not racy:
+            with open(cache, encoding="utf-8") as fh:
+                data = json.loads(fh.read())
+            if data.get("key") == key and data.get("v") == 2:
+                return data
+    except (OSError, ValueError, AttributeError):
         pass
-    from memvault.vault.store import atomic_write, read_config  # slow path: yaml, once per change of the file
+    from pathlib import Path  # slow path: yaml, once per change of the file
 
-    cfg = read_config(root, env)
+    from memvault.vault.store import atomic_write, read_config
+
+    cache = Path(cache)
+    cfg = read_config(Path(root), env)
     deny = list(cfg.section("redact").get("deny") or [])
     # The embeddings section carries redact.deny too: what goes to the embeddings endpoint is redacted with it.
     data = {"v": 2, "key": key, "search": dict(cfg.section("search")), "deny": deny, "kinds": list(cfg.kinds),
@@ -142,7 +148,7 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
     return SearchOptions(**base)
 
 
-def run_search(root: Path, query: str, opts: SearchOptions, deny: list[str] | None = None,
+def run_search(root: str | os.PathLike, query: str, opts: SearchOptions, deny: list[str] | None = None,
                env: Mapping[str, str] | None = None) -> SearchResult:
     """Open (and refresh) the index of the vault at `root`, search, and redact what is shown. With
     `opts.embeddings` the dense layer joins in (its key comes from `env`, default os.environ); what it has to
@@ -268,3 +274,8 @@ def _weak(hit: Hit, terms: Sequence[str]) -> Hit:
 
 def open_root(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> Path:
     return find_root(explicit, env)
+
+
+def root_path(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> str:
+    """open_root as a string path (the search's fast path does without pathlib)."""
+    return locate_root(explicit, env)

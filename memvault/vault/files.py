@@ -12,7 +12,10 @@ import errno
 import fcntl
 import os
 from collections.abc import Iterator
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing's own constant: pathlib only for annotations (a search imports no pathlib)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
@@ -129,10 +132,10 @@ def rewrite_lines(path: Path, edit: Callable[[int, bytes], bytes | None]) -> boo
 
 
 @contextlib.contextmanager
-def flock(path: Path, blocking: bool) -> Iterator[int]:
+def flock(path: str | os.PathLike, blocking: bool) -> Iterator[int]:
     """An exclusive flock on `path` (created if missing) for the `with` block; BlockingIOError when not
     `blocking` and another process holds it. Yields the open descriptor."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         flags = fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB)
@@ -173,7 +176,7 @@ def ends_with_newline(path: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
-def remove_file(path: Path) -> bool:
+def remove_file(path: str | os.PathLike) -> bool:
     """Remove one file; a file that is already gone is fine. Returns whether a file was removed."""
     try:
         os.unlink(path)

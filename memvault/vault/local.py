@@ -12,21 +12,24 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
 
 from memvault.errors import ReadOnlyVault
+
+TYPE_CHECKING = False  # typing's own constant: pathlib only for annotations (a search imports no pathlib)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LOCAL = ".memvault"
 # Errors of a write that say the place cannot be written (not that it is full or broken).
 READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
-def writable(root: Path) -> bool:
+def writable(root: str | os.PathLike) -> bool:
     """Whether this process can write the vault: its root and its .memvault/ (when there is one)."""
-    local = Path(root) / LOCAL
+    local = os.path.join(root, LOCAL)
     if not os.access(root, os.W_OK | os.X_OK):
         return False
-    return not local.exists() or os.access(local, os.W_OK | os.X_OK)
+    return not os.path.exists(local) or os.access(local, os.W_OK | os.X_OK)
 
 
 def require_writable(root: Path, what: str = "this command") -> None:
@@ -37,28 +40,48 @@ def require_writable(root: Path, what: str = "this command") -> None:
                             "timeline, context, stats, …)")
 
 
-def derived_dir(root: Path) -> Path | None:
+def derived_dir(root: str | os.PathLike) -> Path | None:
     """Where the derived files of the vault at `root` go: its .memvault/ when it can be written, else the
     per-user cache folder for it; None when neither can be written (keep them in memory)."""
-    root = Path(root)
-    local = root / LOCAL
-    if local.is_dir() and os.access(local, os.W_OK | os.X_OK) or not local.exists() and writable(root):
+    where = derived_path(root)
+    if where is None:
+        return None
+    from pathlib import Path
+
+    return Path(where)
+
+
+def derived_path(root: str | os.PathLike) -> str | None:
+    """derived_dir as a string path: the search's fast path does without pathlib (~17 M instructions to import,
+    urllib.parse and ipaddress with it, in every search process)."""
+    root = os.fspath(root)
+    local = os.path.join(root, LOCAL)
+    if os.path.isdir(local) and os.access(local, os.W_OK | os.X_OK) or not os.path.exists(local) and writable(root):
         return local
-    return user_cache(root)
+    return _user_cache(root)
 
 
-def user_cache(root: Path) -> Path | None:
+def user_cache(root: str | os.PathLike) -> Path | None:
     """$XDG_CACHE_HOME/memvault/<16 hex of sha256 of the vault's resolved path>/, created (0700); None when it
     cannot be."""
+    where = _user_cache(root)
+    if where is None:
+        return None
+    from pathlib import Path
+
+    return Path(where)
+
+
+def _user_cache(root: str | os.PathLike) -> str | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):
         return None  # the XDG rule: a relative path is invalid and ignored
     import hashlib  # only a vault this user cannot write needs it: not on every search's start-up
 
-    key = hashlib.sha256(str(Path(root).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    path = Path(base) / "memvault" / key
+    key = hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    path = os.path.join(base, "memvault", key)
     try:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError:
         return None
     return path if os.access(path, os.W_OK | os.X_OK) else None

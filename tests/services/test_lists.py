@@ -158,14 +158,14 @@ def test_a_process_without_tantivy_gives_the_list_up_and_the_next_one_builds_it_
         idx.refresh()
         new = idx.meta("lists")
         assert new and new != old and idx.meta("lists_ready") == new
-        assert not idx._lists_dir(old).exists()  # the old folder was removed
+        assert not Path(idx._lists_dir(old)).exists()  # the old folder was removed
         assert [idx.card_id(r) for r in idx.card_candidates(["dugong"], False, WEIGHTS, CardFilter(), 5)] == \
             ["c-20250601-d001"]
         assert idx.db.execute("SELECT count(*) FROM tq").fetchone()[0] == 0
 
 
 def test_a_damaged_folder_falls_back_to_fts5_and_reindex_mends_it(built, vault):
-    folder = built._lists_dir(built.meta("lists"))
+    folder = Path(built._lists_dir(built.meta("lists")))
     for f in folder.iterdir():
         if f.name.endswith(".json"):
             f.write_text("{not json", encoding="utf-8")

@@ -23,7 +23,7 @@ class CardsMixin:
     """Part of Index (core.py): expects self.db, self.root, self.mode, self.stat_all_below."""
 
     def _refresh_cards(self, report: RefreshReport, full: bool) -> None:
-        cards_dir = self.root / "cards"
+        cards_dir = os.path.join(self.root, "cards")
         stored = dict(self.db.execute("SELECT path, mtime_ns FROM dirs WHERE path LIKE 'cards/%'").fetchall())
         current: dict[str, int] = {}
         with contextlib.suppress(FileNotFoundError):
@@ -77,7 +77,7 @@ class CardsMixin:
         the listing) on both sides."""
         seen = set()
         with contextlib.suppress(FileNotFoundError):
-            with os.scandir(self.root / rel) as it:
+            with os.scandir(os.path.join(self.root, rel)) as it:
                 for entry in it:
                     if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
                         continue
@@ -111,7 +111,7 @@ class CardsMixin:
         inode, when the caller listed the folder)."""
         from memvault.search.index.prepare import prepare_card  # only when a card changed: not on a plain search
 
-        self._apply(path, month, old, prepare_card(str(self.root), path, self.mode), report, ino)
+        self._apply(path, month, old, prepare_card(self.root, path, self.mode), report, ino)
 
     def _index_many(self, todo: list[tuple[str, str, Any]], report: RefreshReport) -> None:
         """Index many card files. A bulk build (first search, reindex, a big git pull) reads, parses, tokenises

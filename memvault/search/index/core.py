@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from pathlib import Path
 
 from memvault.search.index import schema
 from memvault.search.index.browse import BrowseMixin
@@ -21,19 +20,21 @@ from memvault.search.index.lists import ListsMixin
 from memvault.search.index.reads import ReadsMixin, marks
 from memvault.search.index.report import RefreshReport
 from memvault.search.index.vectors import VectorsMixin
-from memvault.vault.local import derived_dir
+from memvault.vault.local import derived_path
 
 
 class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, VectorsMixin, ListsMixin):
     """An open index of one vault. Use as a context manager; `refresh()` brings it up to date."""
 
-    def __init__(self, root: Path, mode: str = "bigram", stat_all_below: int = 5000):
-        self.root = Path(root)
+    def __init__(self, root: str | os.PathLike, mode: str = "bigram", stat_all_below: int = 5000):
+        # Paths as strings (os.path), not pathlib: a search's process never imports pathlib (~17 M instructions
+        # with urllib.parse and ipaddress, bench/search.py).
+        self.root = os.fspath(root)
         self.mode = mode
         self.stat_all_below = stat_all_below
         # .memvault/, or a per-user cache for a vault this user cannot write; None: in memory (vault.local)
-        self.local = derived_dir(self.root)
-        self.path = self.local / schema.FILE if self.local else None
+        self.local = derived_path(self.root)
+        self.path = os.path.join(self.local, schema.FILE) if self.local else None
         self.db = self._connect()
 
     # -- lifecycle
@@ -124,7 +125,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
             rowids,
         ):
             try:
-                st = os.stat(self.root / path)
+                st = os.stat(os.path.join(self.root, path))
             except FileNotFoundError:
                 stale.append((path, month, (rowid, m, s, h)))
                 continue

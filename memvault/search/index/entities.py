@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
 if TYPE_CHECKING:
@@ -20,7 +19,7 @@ class EntitiesMixin:
     """Part of Index (core.py): expects self.db, self.root, self.mode."""
 
     def _refresh_entities(self, report: RefreshReport, full: bool = False) -> None:
-        folder = self.root / "entities"
+        folder = os.path.join(self.root, "entities")
         try:
             mtime = os.stat(folder).st_mtime_ns
         except FileNotFoundError:
@@ -47,7 +46,8 @@ class EntitiesMixin:
                     rel = f"entities/{entry.name}"
                     from memvault.search.index.parse import parse_entity, parse_entity_fast  # a page changed
                     try:
-                        text = Path(entry.path).read_text(encoding="utf-8")
+                        with open(entry.path, encoding="utf-8") as fh:
+                            text = fh.read()
                         data = parse_entity_fast(text, slug) or parse_entity(text, rel, slug)
                     except Exception as exc:  # noqa: BLE001 - a damaged page is skipped, never fatal
                         report.problems.append(f"{rel}: {getattr(exc, 'reason', None) or 'cannot be read'}")

@@ -21,18 +21,18 @@ class EpisodesMixin:
     """Part of Index (core.py): expects self.db, self.root, self.mode."""
 
     def _refresh_episodes(self, report: RefreshReport) -> None:
-        base = self.root / "episodes"
+        base = os.path.join(self.root, "episodes")
         files: dict[str, os.stat_result] = {}
         with contextlib.suppress(FileNotFoundError):
             for year in sorted(os.listdir(base)):
                 if not (len(year) == 4 and year.isdigit()):
                     continue
-                for month in sorted(os.listdir(base / year)):
-                    folder = base / year / month
-                    if not (len(month) == 2 and month.isdigit()) or not folder.is_dir():
+                for month in sorted(os.listdir(os.path.join(base, year))):
+                    folder = os.path.join(base, year, month)
+                    if not (len(month) == 2 and month.isdigit()) or not os.path.isdir(folder):
                         continue
                     for name in os.listdir(folder):
-                        if name.endswith(".jsonl") and (st := os.stat(folder / name)).st_mode & 0o170000 == 0o100000:
+                        if name.endswith(".jsonl") and (st := os.stat(os.path.join(folder, name))).st_mode & 0o170000 == 0o100000:
                             files[f"episodes/{year}/{month}/{name}"] = st  # regular files only
         known = {p: (s, m, c) for p, s, m, c in self.db.execute("SELECT path, size, mtime_ns, clean FROM efiles")}
         for rel in known.keys() - files.keys():
@@ -46,7 +46,7 @@ class EpisodesMixin:
             start = old[0] if old and st.st_size > old[0] and old[2] else 0
             if not start:
                 self._drop_episode_file(rel)
-            with open(self.root / rel, "rb") as fh:
+            with open(os.path.join(self.root, rel), "rb") as fh:
                 fh.seek(start)
                 data = fh.read()
             clean = data.endswith(b"\n") or (not data and bool(start))

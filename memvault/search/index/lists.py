@@ -113,7 +113,7 @@ class ListsMixin:
         self._lists_open = None
 
     def _lists_dir(self, ident: str):  # in the index's own folder: .memvault/, or a read-only vault's user cache
-        return self.local / f"{PREFIX}{ident}{SUFFIX}"
+        return os.path.join(self.local, f"{PREFIX}{ident}{SUFFIX}")
 
     # -- reads
     def _lists(self) -> Any:
@@ -125,7 +125,7 @@ class ListsMixin:
             self._lists_open = False
             # tantivy is imported only when a folder is there to open (a vault under LISTS_FROM cards has none)
             ident = self.meta("lists") if self.local is not None else ""
-            if ident and self.meta("lists_ready") == ident and self._lists_dir(ident).is_dir() and (tv := load()):
+            if ident and self.meta("lists_ready") == ident and os.path.isdir(self._lists_dir(ident)) and (tv := load()):
                 with contextlib.suppress(Exception):  # a damaged folder: FTS5 answers (a rebuild mends it)
                     self._lists_open = (tv, tv.Index.open(str(self._lists_dir(ident))))
         if not self._lists_open:
@@ -187,7 +187,7 @@ class ListsMixin:
         if engine() == "fts5" or self.db.in_transaction or self.local is None:  # no folder for an in-memory index
             return ""
         ident, ready = self.meta("lists") or "", self.meta("lists_ready") or ""
-        whole = not ident or ident != ready or not self._lists_dir(ident).is_dir()
+        whole = not ident or ident != ready or not os.path.isdir(self._lists_dir(ident))
         if whole:
             if (engine() == "auto" and self.card_count() < LISTS_FROM) or (self.meta("lists_failed") and not force):
                 return ""
@@ -202,7 +202,7 @@ class ListsMixin:
         from memvault.vault.files import flock
 
         try:
-            with flock(self.local / "lists.lock", blocking=False):
+            with flock(os.path.join(self.local, "lists.lock"), blocking=False):
                 done = self._build_lists(tv) if whole else self._apply_lists(tv, ident)
         except BlockingIOError:
             return "busy"
@@ -226,8 +226,8 @@ class ListsMixin:
         # From here on every card change is queued for the new folder: nothing written while it is built is lost.
         self._write(lambda: (self._lists_reset(), self.set_meta("lists", ident)))
         path = self._lists_dir(ident)
-        path.mkdir(parents=True, exist_ok=True)
-        index = tv.Index(_schema(tv), path=str(path), reuse=False)
+        os.makedirs(path, exist_ok=True)
+        index = tv.Index(_schema(tv), path=path, reuse=False)
         writer = index.writer(HEAP, 1)
         self.db.execute("BEGIN")  # one snapshot: the rows and the queue's high-water mark agree
         try:
@@ -277,8 +277,8 @@ class ListsMixin:
             return None
         ident = os.urandom(6).hex()
         path = self._lists_dir(ident)
-        path.mkdir(parents=True, exist_ok=True)
-        writer = tv.Index(_schema(tv), path=str(path), reuse=False).writer(HEAP, 1)
+        os.makedirs(path, exist_ok=True)
+        writer = tv.Index(_schema(tv), path=path, reuse=False).writer(HEAP, 1)
         self.set_meta("lists", ident)
         return tv, writer, ident
 

@@ -7,8 +7,8 @@ Holds SQL text (as every module of memvault/search/index may); imports only the 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
-from pathlib import Path
 
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
@@ -74,7 +74,7 @@ def drop_secondary(db: sqlite3.Connection) -> None:
         db.execute(f"DROP INDEX IF EXISTS {name}")
 
 
-def connect(path: Path | None, mode: str) -> sqlite3.Connection:
+def connect(path: str | None, mode: str) -> sqlite3.Connection:
     """Open the index file, creating it (or starting over when it is from another version or unusable);
     `path` None: an index in memory, for one command on a vault whose derived files cannot be written anywhere."""
     if path is None:
@@ -83,7 +83,7 @@ def connect(path: Path | None, mode: str) -> sqlite3.Connection:
         db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
                        [("schema", str(SCHEMA)), ("tokens", f"{tokenize.VERSION}:{mode}")])
         return db
-    path.parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     for attempt in range(2):
         try:
             db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
@@ -112,7 +112,7 @@ def connect(path: Path | None, mode: str) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
-def remove_files(path: Path) -> None:
+def remove_files(path: str | os.PathLike) -> None:
     """Delete the index file and its WAL companions (derived data: always safe)."""
     for suffix in ("", "-wal", "-shm"):
-        remove_file(Path(str(path) + suffix))
+        remove_file(os.fspath(path) + suffix)

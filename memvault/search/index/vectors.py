@@ -10,6 +10,7 @@ search.sqlite so that `memvault reindex` or a schema change of the index never t
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 
 from memvault.search.index.episodes import EP_COLS
@@ -39,7 +40,7 @@ class VectorsMixin:
         """Attach the key list (created on first use). Outside any transaction."""
         if any(row[1] == "vec" for row in self.db.execute("PRAGMA database_list")):
             return
-        path = str(self.local / FILE) if self.local else ":memory:"
+        path = os.path.join(self.local, FILE) if self.local else ":memory:"
         self.db.execute("ATTACH DATABASE ? AS vec", (path,))
         self.db.execute("PRAGMA vec.journal_mode=WAL")
         for stmt in _DDL:

@@ -19,7 +19,6 @@ Wiring (entry point, owned by the CLI): `[project.scripts] memvault = "memvault.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -143,7 +142,12 @@ def run(opts: dict[str, Any]) -> int:
         sys.stderr.write(f"memvault: {exc.message}\n")
         return exc.exit_code
     warn(result.warnings)
-    text = json.dumps(result.to_json(), ensure_ascii=False, indent=2) if opts.get("as_json") else render_text(result)
+    if opts.get("as_json"):
+        import json  # only for --json: a plain search's process imports no json
+
+        text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+    else:
+        text = render_text(result)
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()

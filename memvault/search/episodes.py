@@ -4,11 +4,11 @@ Reads the index only through named Index methods (no SQL here)."""
 
 from __future__ import annotations
 
-import json
 
 from memvault.voices import turn_text
 from memvault.search import bm25
 from memvault.search.index import Index, fts_match
+from memvault.search.index.reads import json_list
 from memvault.search.query import BIG, POOL, Query, prune
 from memvault.search.results import Hit, SearchOptions
 from memvault.search.snippets import pending
@@ -54,13 +54,13 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     hits = []
     for score, matched, row, *extra in scored:
         _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta, _turn, speakers = row
-        text = turn_text(user, assistant, json.loads(speakers) if speakers and speakers != "{}" else None)
+        text = turn_text(user, assistant, _speakers(speakers))
         title = " ".join(user.split())[:80] or " ".join(assistant.split())[:80]
         why = (("matched: " + ", ".join(matched),) if matched else ()) + tuple(extra)
         hits.append(Hit(
             id=ep_id, kind="episode", title=title, project=project, status="live", score=score,
             snippet=pending(text, matched), why=why,
-            refs=tuple(json.loads(refs)), created=at, session=session, world=at or ""))
+            refs=tuple(json_list(refs)), created=at, session=session, world=at or ""))
     return hits
 
 
@@ -127,3 +127,11 @@ def _score_episodes(idx: Index, terms, idfs, extra_mass, match_terms, stats, n_d
             continue
         out.append((s.score, [t for t in s.matched if t in base], row))
     return out
+
+
+def _speakers(text: str | None) -> dict | None:
+    if not text or text == "{}":
+        return None
+    import json  # turns with speakers' names only
+
+    return json.loads(text)

@@ -10,10 +10,10 @@ jieba mode tokenises members with jieba only because the query is tokenised with
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from memvault.search import tokenize
+from memvault.search.index.reads import json_list
 from memvault.search.synonyms import GROUPS
 
 EXPANSION_WEIGHT = 0.5  # an expansion term scores this share of its IDF
@@ -90,7 +90,7 @@ def entity_sources(pages: Iterable[tuple | None], name_terms: dict[str, list[str
         if page is None or page[0] not in name_terms:
             continue
         src = tuple(name_terms[page[0]])
-        names = [page[0].replace("-", " "), page[1] or "", *json.loads(page[2] or "[]")]
+        names = [page[0].replace("-", " "), page[1] or "", *json_list(page[2] or "[]")]
         terms = {t for n in names for t in tokenize.tokens(tokenize.normalize(str(n)), mode)} - set(src)
         if terms:
             out.setdefault(src, set()).update(terms)

@@ -32,7 +32,7 @@ SearchResult, snippet, open_root, CARD_WEIGHTS, analyse, search_index).
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -64,21 +64,23 @@ __all__ = ["CARD_WEIGHTS", "EPISODE_WEIGHTS", "POOL", "Hit", "Query", "SearchOpt
 
 def settings(root: str | os.PathLike, env: Mapping[str, str]) -> dict[str, Any]:
     """The `search` and `redact.deny` settings, cached in the index keyed by memvault.yaml's stat so that a
-    search does not import yaml. Any change to the file re-reads it through the normal config path."""
+    search does not import yaml. Any change to the file re-reads it through the normal config path. The cache
+    is marshal data (a built-in module: a search's process imports neither yaml nor json); derived, like the
+    rest of .memvault/."""
     cfg_path = os.path.join(root, "memvault.yaml")
     st = os.stat(cfg_path)
     key = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
     local = derived_path(root)
-    cache = os.path.join(local or os.path.join(root, ".memvault"), "search-settings.json")
+    cache = os.path.join(local or os.path.join(root, ".memvault"), "search-settings.marshal")
     racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000  # as vault.store._settings: a fresh stat proves nothing
     try:
         if not racy:
-            with open(cache, encoding="utf-8") as fh:
-                data = json.loads(fh.read())
-            if data.get("key") == key and data.get("v") == 2:
+            with open(cache, "rb") as fh:
+                data = marshal.loads(fh.read())
+            if data.get("key") == key and data.get("v") == 3:
                 return data
-    except (OSError, ValueError, AttributeError):
-        pass
+    except (OSError, ValueError, EOFError, TypeError, AttributeError):
+        pass  # none yet, another version's, or damaged: read memvault.yaml
     from pathlib import Path  # slow path: yaml, once per change of the file
 
     from memvault.vault.store import atomic_write, read_config
@@ -87,13 +89,13 @@ def settings(root: str | os.PathLike, env: Mapping[str, str]) -> dict[str, Any]:
     cfg = read_config(Path(root), env)
     deny = list(cfg.section("redact").get("deny") or [])
     # The embeddings section carries redact.deny too: what goes to the embeddings endpoint is redacted with it.
-    data = {"v": 2, "key": key, "search": dict(cfg.section("search")), "deny": deny, "kinds": list(cfg.kinds),
+    data = {"v": 3, "key": key, "search": dict(cfg.section("search")), "deny": deny, "kinds": list(cfg.kinds),
             "embeddings": {**dict(cfg.section("embeddings")), "deny": deny}}
     try:
         if not racy:
-            atomic_write(cache, json.dumps(data, ensure_ascii=False, sort_keys=True))
-    except OSError:
-        pass  # a read-only vault still searches
+            atomic_write(cache, marshal.dumps(data))
+    except (OSError, ValueError):
+        pass  # a read-only vault still searches; a value marshal cannot write (a YAML date) is read each time
     return data
 
 

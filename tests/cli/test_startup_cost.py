@@ -5,6 +5,7 @@ mechanisms, which a change could silently undo."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -113,7 +114,7 @@ LIGHT = (
     "sys.argv = ['memvault'] + sys.argv[1:]\n"
     "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
     "except SystemExit:\n    pass\n"
-    "heavy = ('memvault.model', 'dataclasses', 'typing', 'yaml', 'pathlib', 'urllib.parse')\n"
+    "heavy = ('memvault.model', 'dataclasses', 'typing', 'yaml', 'pathlib', 'urllib.parse', *sys.argv[-1:0])\n"
     "sys.stderr.write('HEAVY ' + ' '.join(m for m in heavy if m in sys.modules) + '\\n')\n"
 )
 
@@ -136,3 +137,25 @@ def test_a_search_of_cards_and_turns_imports_neither_dataclasses_nor_typing(run,
     out = done.stdout.decode()
     assert "c-20250101-bbbb" in out and "[episode]" in out
     assert done.stderr.decode().strip().splitlines()[-1] == "HEAVY"
+
+
+def test_a_search_of_cards_imports_no_json(vault, tmp_path):
+    """json costs ~5.5 M instructions with its regexes: the settings cache is marshal data and the index's lists
+    (entities, aliases, sources) are split without it. A turn with speakers' names, or --json, still uses it."""
+    sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
+    from search_helpers import card, entity_page, write
+
+    write(vault, card("c-20250101-bbbb", "Anna moved the shop database to Postgres", "During the spring sale.",
+                      entities=("postgres", "anna")),
+          card("c-20250102-cccc", "Postgres backups nightly", "restic to B2", entities=("postgres",)))
+    entity_page(vault, "postgres", "PostgreSQL", ["pg", "postgres db"])
+    old = time.time() - 3600
+    os.utime(vault / "memvault.yaml", (old, old))
+    probe = LIGHT.replace("*sys.argv[-1:0]", "'json'")
+    args = ["--vault", str(vault), "search", "pg", "shop"]  # an alias of a page: read through the expansion
+    subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, cwd=tmp_path, check=True)
+    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, cwd=tmp_path)
+    assert "c-20250101-bbbb" in done.stdout.decode()
+    assert done.stderr.decode().strip().splitlines()[-1] == "HEAVY"
+    as_json = subprocess.run([sys.executable, "-c", probe, *args, "--json"], capture_output=True, cwd=tmp_path)
+    assert json.loads(as_json.stdout)["hits"] and as_json.stderr.decode().strip().splitlines()[-1] == "HEAVY json"

@@ -3,7 +3,6 @@ finding an entity by any of its names."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 
@@ -12,6 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from memvault.search import tokenize
+from memvault.search.index.reads import json_list
 from memvault.search.index.report import RefreshReport
 
 
@@ -55,7 +55,7 @@ class EntitiesMixin:
                     self.db.execute(
                         "INSERT OR REPLACE INTO entities(slug, name, aliases, kind, prose, mtime_ns, size)"
                         " VALUES (?,?,?,?,?,?,?)",
-                        (slug, data["name"], json.dumps(data["aliases"], ensure_ascii=False), data["kind"],
+                        (slug, data["name"], _dumps(data["aliases"]), data["kind"],
                          data["prose"], st.st_mtime_ns, st.st_size))
                     # Cards name an entity by its slug or by its page's name (雾港 lives in wugang.md).
                     for target in dict.fromkeys([slug, str(data["name"])]):
@@ -130,7 +130,7 @@ def resolve_entity(idx: Any, ident: str) -> str | None:
     if row:
         return row[0]
     for slug, aliases in idx.db.execute("SELECT slug, aliases FROM entities"):
-        if ident.casefold() in (a.casefold() for a in json.loads(aliases)):
+        if ident.casefold() in (a.casefold() for a in json_list(aliases)):
             return slug
     row = idx.db.execute("SELECT entity FROM card_entities WHERE entity = ? LIMIT 1", (ident,)).fetchone()
     return row[0] if row else None
@@ -146,3 +146,9 @@ def entity_names(idx: Any, ident: str) -> tuple[str, list[str]] | None:
     if row:
         names.add(row[0])
     return slug, sorted(names)
+
+
+def _dumps(aliases: list[str]) -> str:
+    import json  # a page changed: not on a search's usual path
+
+    return json.dumps(aliases, ensure_ascii=False)

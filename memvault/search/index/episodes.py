@@ -4,7 +4,6 @@ and the episode reads that episode search needs."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 
 from memvault.search import tokenize
@@ -65,6 +64,8 @@ class EpisodesMixin:
                             (rel, size, st.st_mtime_ns if size == st.st_size else 0, int(clean)))
 
     def _index_episode_line(self, raw: bytes, rel: str, report: RefreshReport) -> None:
+        import json  # new turns to index: a search of an unchanged vault does not import json
+
         try:
             rec = json.loads(raw)
         except ValueError:

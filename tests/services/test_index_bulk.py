@@ -70,3 +70,33 @@ def test_bulk_rows_from_the_workers_get_the_rowids_one_by_one_gives(vault, monke
     one = rows(vault)
     assert len(bulk[0]) == 2600 and bulk[0][-1][0] == 2600  # no gaps: the two broken cards took no rowid
     assert bulk == one
+
+
+def test_bulk_build_merges_fts_once_and_leaves_sqlites_merge_settings(vault, monkeypatch):
+    """A build from nothing inserts with FTS5's merging off and merges once at the end: the full-text index holds
+    the same terms and counts as one built card by card, FTS5's own check passes, and the merge settings are back
+    to SQLite's defaults, so later one-card writes merge as they always did."""
+    _many(vault, 2600)
+
+    def fts(root):
+        with Index(root) as idx:
+            idx.refresh(full=True)
+            idx.db.execute("INSERT INTO cfts(cfts, rank) VALUES ('integrity-check', 1)")  # raises when damaged
+            return (idx.db.execute("SELECT term, doc, cnt FROM cvocab ORDER BY term").fetchall(),
+                    dict(idx.db.execute("SELECT k, v FROM cfts_config WHERE k != 'version'").fetchall()))
+
+    bulk_vocab, bulk_config = fts(vault)
+    assert bulk_config == {"hashsize": 1 << 20, "automerge": 4, "crisismerge": 16}
+    shutil.rmtree(vault / ".memvault")
+    monkeypatch.setattr(index_cards, "BULK", 10**9)
+    one_vocab, _ = fts(vault)
+    assert len(bulk_vocab) > 100 and bulk_vocab == one_vocab
+    monkeypatch.undo()
+    shutil.rmtree(vault / ".memvault")
+    fts(vault)
+    c = card("c-20250601-ffff", "fresh kalomi7 note", "more vexter7 words", created="2025-06-01T10:00:00Z")
+    (vault / "cards" / "2025-06" / f"{c.id}.md").write_text(codec.card_to_text(c), encoding="utf-8")
+    with Index(vault) as idx:
+        assert idx.refresh().cards_added == 1
+        idx.db.execute("INSERT INTO cfts(cfts, rank) VALUES ('integrity-check', 1)")
+        assert idx.db.execute("SELECT doc FROM cvocab WHERE term = 'fresh'").fetchone() == (1,)

@@ -51,7 +51,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
 """
 
 
-FTS_HASH = 1 << 20  # FTS5's default in-memory hash size (bulk.py raises it for a build from nothing)
+# FTS5's defaults for the settings a build from nothing changes (bulk.py): in-memory hash size, merging
+FTS_DEFAULTS = (("hashsize", 1 << 20), ("automerge", 4), ("crisismerge", 16))
 SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
 INSERT_CARD = (
     "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"

@@ -1,12 +1,12 @@
 """What a search takes and gives: SearchOptions, Hit, SearchResult (plain named tuples, no logic).
 
-collections.namedtuple, not typing.NamedTuple or dataclasses: importing `typing` alone cost ~2.3 ms of every
-search's start-up, and no module a search imports needs it (tests/cli/test_startup_cost.py). Field types are
-given in the comments."""
+memvault.records, not typing.NamedTuple or dataclasses: importing `typing` alone cost ~2.3 ms of every search's
+start-up, and no module a search imports needs it (tests/cli/test_startup_cost.py); nor collections.namedtuple,
+whose eval of each __new__ cost ~0.4 M instructions a record. Field types are given in the comments."""
 
 from __future__ import annotations
 
-from collections import namedtuple
+from memvault.records import _tuple_new, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,21 +32,34 @@ _OPTIONS = {
     "recency_half_life_days": 0.0,  # search.recency_half_life_days: the recency prior (0 = off)
     "embeddings": None,  # search.dense.settings.EmbedSettings when the dense layer is on, else None
 }
-SearchOptions = namedtuple("SearchOptions", list(_OPTIONS), defaults=list(_OPTIONS.values()))
 
 
-class Hit(namedtuple("Hit", [
-        "id", "kind", "title",  # str; title None inside ranking until with_details reads it
-        "project",  # str | None
-        "status", "score", "snippet",  # str, float, str (a pending (text, terms) pair inside ranking)
-        "why",  # tuple[str, ...]
-        "sources",  # episodes a card came from
-        "refs",  # input message ids an episode came from
-        "created", "session", "path",  # str, str | None, str | None
-        "rowid",  # internal: the index row, for the freshness check; not shown
-        "world",  # internal: a card's valid_from (else created), an episode's time; for the recency prior
-        "weak",  # nothing reached the relevance floor: the best hits of the few words that matched
-], defaults=[(), (), "", None, None, None, "", False])):
+def _options(_cls, limit=10, project=None, kind=None, include_all=False, hops=1, episodes=False, snippet_chars=160,
+             floor=0.15, episode_floor=0.1, mode="bigram", bm25_only=False, stat_all_below=5000, expand=True,
+             synonyms=False, name_floor=0.0, expansion_floor=0.0, recency_half_life_days=0.0, embeddings=None):
+    return _tuple_new(_cls, (limit, project, kind, include_all, hops, episodes, snippet_chars, floor, episode_floor,
+                             mode, bm25_only, stat_all_below, expand, synonyms, name_floor, expansion_floor,
+                             recency_half_life_days, embeddings))
+
+
+SearchOptions = record("SearchOptions", _options)  # fields and defaults: _OPTIONS (a test keeps them equal)
+
+
+def _hit(_cls, id, kind, title,  # noqa: A002 - str; title None inside ranking until with_details reads it
+         project,  # str | None
+         status, score, snippet,  # str, float, str (a pending (text, terms) pair inside ranking)
+         why,  # tuple[str, ...]
+         sources=(),  # episodes a card came from
+         refs=(),  # input message ids an episode came from
+         created="", session=None, path=None,  # str, str | None, str | None
+         rowid=None,  # internal: the index row, for the freshness check; not shown
+         world="",  # internal: a card's valid_from (else created), an episode's time; for the recency prior
+         weak=False):  # nothing reached the relevance floor: the best hits of the few words that matched
+    return _tuple_new(_cls, (id, kind, title, project, status, score, snippet, why, sources, refs, created, session,
+                             path, rowid, world, weak))
+
+
+class Hit(record("Hit", _hit)):
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -60,11 +73,13 @@ class Hit(namedtuple("Hit", [
         return out
 
 
-class SearchResult(namedtuple("SearchResult", [
-        "query", "intent",  # str; intent: current | history
-        "terms", "hits",  # tuple[str, ...], tuple[Hit, ...]
-        "warnings",  # one line each, for stderr (the dense layer fell back to words …); not in JSON
-], defaults=[()])):
+def _result(_cls, query, intent,  # str; intent: current | history
+            terms, hits,  # tuple[str, ...], tuple[Hit, ...]
+            warnings=()):  # one line each, for stderr (the dense layer fell back to words …); not in JSON
+    return _tuple_new(_cls, (query, intent, terms, hits, warnings))
+
+
+class SearchResult(record("SearchResult", _result)):
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:

@@ -4,8 +4,8 @@ an entity, entity links and supersede links, and whole card rows as plain record
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from collections import namedtuple
 
+from memvault.records import _tuple_new, record
 from memvault.search.index.schema import CARD_FIELDS
 
 
@@ -14,7 +14,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Which cards a search may return: retracted ones only with include_all; one project and/or kind (str or None).
-CardFilter = namedtuple("CardFilter", "include_all project kind", defaults=(False, None, None))
+def _card_filter(_cls, include_all=False, project=None, kind=None):
+    return _tuple_new(_cls, (include_all, project, kind))
+
+
+CardFilter = record("CardFilter", _card_filter)
 
 
 def _where(flt: CardFilter, alias: str = "c") -> tuple[str, list[Any]]:

@@ -140,12 +140,9 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
         why = list(why)
         if matched:
             why.insert(0, "matched: " + ", ".join(matched))
-        if status == "superseded" and not opts.bm25_only:
-            if q.intent == "history":
-                score *= SUPERSEDED_HISTORY
-                why.append("history question: superseded card at full weight")
-            else:
-                score *= SUPERSEDED_NOW
+        score *= status_weight(status, q.intent, opts.bm25_only)
+        if status == "superseded" and not opts.bm25_only and q.intent == "history":
+            why.append("history question: superseded card at full weight")
         if row["superseded_by"]:
             why.append("superseded by " + ", ".join(row["superseded_by"]))
         if status == "retracted":
@@ -167,17 +164,27 @@ def _best_unscored(idx: Index, scored: dict, rowids: list[int], known: dict, int
     rest = [r for r in rowids if r not in known]  # reached through a supersede chain only
     if rest:
         read += idx.card_keys(rest)
-    keys = []
-    for rowid, card_id, status, created in read:
-        score = scored[rowid][0]
-        if status == "superseded" and not bm25_only:
-            score *= SUPERSEDED_HISTORY if intent == "history" else SUPERSEDED_NOW
-        keys.append((-round(score, 6), created, card_id, rowid))
-    # Three stable sorts, as _ordered does (created descending for a question about now, ascending for history).
-    keys.sort(key=lambda k: k[2])
-    keys.sort(key=lambda k: k[1], reverse=intent != "history")
-    keys.sort(key=lambda k: k[0])
-    return [k[3] for k in keys[:keep]]
+    keys = [(scored[rowid][0] * status_weight(status, intent, bm25_only), created, card_id, rowid)
+            for rowid, card_id, status, created in read]
+    return [k[3] for k in final_order(keys, intent, lambda k: k[0], lambda k: k[1], lambda k: k[2])[:keep]]
+
+
+def status_weight(status: str, intent: str, bm25_only: bool) -> float:
+    """What a card's score is multiplied by for its status: a superseded card counts less for a question about
+    now and full for a history question."""
+    if status != "superseded" or bm25_only:
+        return 1.0
+    return SUPERSEDED_HISTORY if intent == "history" else SUPERSEDED_NOW
+
+
+def final_order(items: list, intent: str, score, created, ident) -> list:
+    """`items` in the order a search shows them: score (rounded to 6 places), then ties by date (newest first,
+    oldest first for a history question), then id. Three stable sorts, least significant key first: the same
+    order as one tuple key, without building a per-character key for every candidate's date."""
+    items.sort(key=ident)
+    items.sort(key=created, reverse=intent != "history")
+    items.sort(key=lambda x: -round(score(x), 6))
+    return items
 
 
 def with_details(idx: Index, hits: list[Hit], n: int) -> list[Hit]:

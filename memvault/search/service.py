@@ -49,7 +49,7 @@ from memvault.search.episodes import EPISODE_WEIGHTS, search_episodes
 from memvault.search.index import Index, find_root
 from memvault.search.intent import asks_now, split_intent
 from memvault.search.query import POOL, Query, analyse
-from memvault.search.ranking import CARD_WEIGHTS, recency, search_cards, with_details
+from memvault.search.ranking import CARD_WEIGHTS, final_order, recency, search_cards, with_details
 from memvault.search.results import Hit, SearchOptions, SearchResult
 from memvault.search.snippets import readable, settle, snippet, surface_words
 from memvault.vault.local import derived_path
@@ -238,13 +238,8 @@ def _ranked(idx: Index, query: str, q: Query, opts: SearchOptions) -> tuple[list
 
 def _ordered(hits: list[Hit], intent: str) -> list[Hit]:
     # Ties (cards that match the same way, e.g. every card of an entity the query names): newest first for a
-    # question about now, oldest first for a history question.
-    # Three stable sorts, least significant key first: the same order as one tuple key, without building a
-    # per-character key for every candidate's date.
-    hits.sort(key=lambda h: h.id)
-    hits.sort(key=lambda h: h.created, reverse=intent != "history")
-    hits.sort(key=lambda h: -round(h.score, 6))
-    return hits
+    # question about now, oldest first for a history question (ranking.final_order, which the hops' cut uses too).
+    return final_order(hits, intent, lambda h: h.score, lambda h: h.created, lambda h: h.id)
 
 
 def merge_turns(cards: list[Hit], turns: list[Hit], limit: int | None = None) -> list[Hit]:

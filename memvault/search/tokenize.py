@@ -16,10 +16,9 @@ from array import array
 VERSION = 4  # bump when the tokens an index holds would change
 MODES = ("bigram", "unibigram", "jieba")
 
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-
-
+# Kana, CJK ideographs (extension A, unified, compatibility) and hangul: one table for the regex and the loop.
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
+_CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
 # Below this many characters a text's CJK runs are found by a loop over its characters: the CJK class costs ~2 ms
 # to compile (re fills its 64k-entry bitmap in Python), more than a query's whole analysis.
 SHORT_TEXT = 400

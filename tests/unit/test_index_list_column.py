@@ -1,4 +1,4 @@
-"""reads._list: a JSON list column of the index, read without the JSON parser in the plain case; it must give
+"""reads.json_list: a JSON list column of the index, read without the JSON parser in the plain case; it must give
 exactly what json.loads gives for anything the index may hold."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import random
 
 from memvault.search.index.prepare import _json_list
-from memvault.search.index.reads import _list
+from memvault.search.index.reads import json_list as _list
 
 PIECES = ["a", "b c", "雾港", "ent-1", '"', "\\", ", ", '", "', "[", "]", "x,y", " ", "", "é", "\n", "1"]
 

@@ -106,18 +106,18 @@ class ReadsMixin:
         read backwards from the entity's newest card: the walk stops after `limit` cards that pass the filter,
         however many cards name the entity (sorting all of them cost 30 ms for an entity named by 5,000 cards of
         100k, and a search hops through several)."""
-        where, args = _where(flt)
-        return [r for (r,) in self.db.execute(
-            f"SELECT c.rowid FROM card_entities e JOIN cards c ON c.rowid = e.card"
-            f" WHERE e.entity = ?{where} ORDER BY e.created DESC, e.card DESC LIMIT {limit}", (slug, *args))]
+        return [r for (r,) in self._entity_cards("c.rowid", slug, flt, limit)]
 
     def entity_card_keys(self, slug: str, flt: CardFilter, limit: int) -> list[tuple[int, str, str, str]]:
         """entity_card_rowids with each card's (rowid, id, status, created): what a hop needs to order the cards
         it reaches without reading them again (the join reads those rows anyway)."""
+        return self._entity_cards("c.rowid, c.id, c.status, c.created", slug, flt, limit).fetchall()
+
+    def _entity_cards(self, cols: str, slug: str, flt: CardFilter, limit: int):
         where, args = _where(flt)
         return self.db.execute(
-            f"SELECT c.rowid, c.id, c.status, c.created FROM card_entities e JOIN cards c ON c.rowid = e.card"
-            f" WHERE e.entity = ?{where} ORDER BY e.created DESC, e.card DESC LIMIT {limit}", (slug, *args)).fetchall()
+            f"SELECT {cols} FROM card_entities e JOIN cards c ON c.rowid = e.card"
+            f" WHERE e.entity = ?{where} ORDER BY e.created DESC, e.card DESC LIMIT {limit}", (slug, *args))
 
     def card_id(self, rowid: int) -> str:
         return self.db.execute("SELECT id FROM cards WHERE rowid = ?", (rowid,)).fetchone()[0]
@@ -150,8 +150,8 @@ class ReadsMixin:
         for r in self.db.execute(
                 f"SELECT c.rowid, c.id, c.kind, c.project, c.status, c.entities, c.superseded_by, c.supersedes,"
                 f" c.created, c.valid_from, {cols} FROM cards c{join} WHERE c.rowid IN ({marks(rowids)})", rowids):
-            out[r[0]] = {"id": r[1], "kind": r[2], "project": r[3], "status": r[4], "entities": _list(r[5]),
-                         "superseded_by": _list(r[6]), "supersedes": _list(r[7]), "created": r[8],
+            out[r[0]] = {"id": r[1], "kind": r[2], "project": r[3], "status": r[4], "entities": json_list(r[5]),
+                         "superseded_by": json_list(r[6]), "supersedes": json_list(r[7]), "created": r[8],
                          "valid_from": r[9], "tok": r[10:14] if tokens else None}
         return out
 
@@ -162,7 +162,7 @@ class ReadsMixin:
 
     def card_details(self, rowids: Sequence[int]) -> dict[int, tuple[str, str, list[str], str]]:
         """(title, body, source episodes, path) of the cards a search shows."""
-        return {r[0]: (r[1], r[2], _list(r[3]), r[4]) for r in self.db.execute(
+        return {r[0]: (r[1], r[2], json_list(r[3]), r[4]) for r in self.db.execute(
             f"SELECT rowid, title, body, episodes, path FROM cards WHERE rowid IN ({marks(rowids)})", list(rowids))}
 
 
@@ -180,5 +180,3 @@ def json_list(text: str) -> list[Any]:
 
     return json.loads(text)
 
-
-_list = json_list

@@ -37,6 +37,7 @@ import collections
 import contextlib
 import importlib.util
 import json
+import os
 import signal
 import sys
 import threading
@@ -59,6 +60,23 @@ def start_process(log_path, default_fn: str):
     line = proc.stdout.readline()
     assert line.startswith("READY "), line
     return proc, line.split()[1], log_path
+
+
+def stop_process(proc) -> None:
+    """End a server process started from this file: SIGTERM, then SIGKILL if it has not ended within 30 s (a
+    loaded CI machine must not turn the fake model's tear-down into a test failure; its clean exit on SIGTERM is
+    tested in tests/unit/test_fake_llm.py)."""
+    import subprocess
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 class FakeLLM:
@@ -307,7 +325,7 @@ def _script_reply(item: dict) -> dict:
     return item
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Fake OpenAI-compatible chat completions server")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
@@ -328,17 +346,22 @@ def main(argv: list[str] | None = None) -> int:
     elif args.default == "empty":
         fake.set_default(lambda _body: EMPTY_CARDS)
 
-    stop = threading.Event()
+    # The handler takes no lock: threading.Event.set() there deadlocks when the signal lands while this thread
+    # holds the same Event's lock inside Event.wait() (it hung a CI run: SIGTERM, then no exit).
+    stopped: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda signum, _frame: stopped.append(signum))
     fake.start()
     print(f"READY {fake.base_url}", flush=True)
-    try:
-        while not stop.wait(0.2):
-            pass
-    finally:
-        fake.stop()
-    return 0
+    while not stopped:
+        time.sleep(0.1)
+    # Stop serving in a helper thread and leave without the interpreter's tear-down: a handler thread still
+    # inside a kept-alive connection of a killed client must not hold the process open.
+    stopper = threading.Thread(target=fake.stop, daemon=True)
+    stopper.start()
+    stopper.join(timeout=5)
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_llm import stop_process
 
 from memvault.vault import codec
 
@@ -298,8 +299,7 @@ def test_upgrade_sends_offline_turns_to_the_model_once(tmp_path):
         assert again.returncode == 0 and json.loads(again.stdout)["calls"] == 0
         assert log.read_text().count("\n") == requests and tree(vault) == before
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
+        stop_process(proc)
 
 
 def test_auto_upgrades_when_the_config_says_so(tmp_path):
@@ -325,5 +325,4 @@ def test_auto_upgrades_when_the_config_says_so(tmp_path):
         assert again.returncode == 0 and json.loads(again.stdout)["ran"] is False
         assert log.read_text().count("\n") == requests
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
+        stop_process(proc)

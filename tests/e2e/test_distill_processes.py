@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_llm import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-03T08:00:00Z"
@@ -62,8 +63,7 @@ def fake_proc(tmp_path):
 
     yield start
     for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
+        stop_process(proc)
 
 
 def make_vault(path: Path) -> Path:

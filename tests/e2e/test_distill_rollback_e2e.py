@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_llm import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST, EDIT = "2026-11-03T08:00:00Z", "2026-11-04T08:00:00Z"
@@ -60,8 +61,7 @@ def fake_url(tmp_path):
     line = proc.stdout.readline()
     assert line.startswith("READY "), line
     yield line.split()[1]
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=10)
+    stop_process(proc)
 
 
 def memvault(vault: Path, url: str, now: str, *args: str, stdin: str | None = None, crash: str | None = None):

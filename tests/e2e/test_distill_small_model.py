@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fake_llm import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-03T08:00:00Z"
@@ -49,8 +49,7 @@ def served(tmp_path):
 
     yield start
     for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
+        stop_process(proc)
 
 
 def requests(log: Path) -> list[dict]:

@@ -27,6 +27,7 @@ from pathlib import Path
 import anyio
 import mcp_client
 import pytest
+from fake_llm import stop_process
 
 if not os.environ.get("CI") and importlib.util.find_spec("mcp") is None:  # CI installs the extra (make test)
     pytest.skip("the mcp extra is not installed: pip install -e '.[mcp]'", allow_module_level=True)
@@ -367,8 +368,7 @@ def test_distill_against_the_fake_llm_and_a_second_one_refused(tmp_path):
 
         got = over_stdio(vault, body, env=env_for(url))
     finally:
-        fake.send_signal(signal.SIGTERM)
-        fake.wait(timeout=10)
+        stop_process(fake)
     # refused at once: a second distill that waited for the lock would have run (no error) after the first
     assert got["second"].is_error and "already running" in text_of(got["second"])
     first = got["first"]

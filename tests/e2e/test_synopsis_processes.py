@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fake_llm import stop_process
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "cli"))
@@ -31,8 +32,7 @@ def fake(tmp_path):
 
     proc, url, log = start_process(tmp_path / "requests.jsonl", f"{TESTS / 'synopsis_fake.py'}:answer")
     yield url, log
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=10)
+    stop_process(proc)
 
 
 def requests(log: Path) -> list[dict]:

@@ -97,7 +97,7 @@ def test_runs_as_a_process_with_script_and_log(tmp_path):
         _, _, third = post(base_url, BODY)
     finally:
         proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=30) == 0
     assert first["choices"][0]["message"]["content"] == '{"cards": [{"title": "one"}]}'
     assert second == 503
     assert third["choices"][0]["message"]["content"] == EMPTY_CARDS
@@ -115,7 +115,7 @@ def test_process_default_error_mode():
         status, _, _ = post(base_url, BODY)
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=30)
     assert status == 500
 
 
@@ -129,5 +129,35 @@ def test_process_default_fn(tmp_path):
         _, _, body = post(base_url, BODY)
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=30)
     assert body["choices"][0]["message"]["content"] == "1"
+
+
+def test_process_ends_on_sigterm_while_a_client_holds_connections_open():
+    """A killed `memvault distill` can leave a kept-alive connection (or one that never sent its request) open
+    in a child; the server process must still end on SIGTERM, with exit code 0."""
+    import socket
+
+    proc = subprocess.Popen([sys.executable, str(TESTS / "fake_llm.py")], stdout=subprocess.PIPE, text=True)
+    held = []
+    try:
+        base_url = proc.stdout.readline().split()[1]
+        host, port = base_url.split("//")[1].split("/")[0].split(":")
+        idle = socket.create_connection((host, int(port)))  # connected, never sends a request
+        kept = socket.create_connection((host, int(port)))  # one request, then kept alive
+        held += [idle, kept]
+        raw = json.dumps(BODY).encode()
+        kept.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: " + str(len(raw)).encode() + b"\r\n\r\n" + raw)
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+        half = socket.create_connection((host, int(port)))  # half a request: headers promise a body
+        held.append(half)
+        half.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        for s in held:
+            s.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -73,6 +73,53 @@ def test_tantivy_proposes_the_cards_fts5_would(built, flt, query):
     assert built.count_card_matches(terms) == built.count_matches(fts_match(terms))
 
 
+def thresholds(idx: Index, terms: list[str]) -> set[int]:
+    """Thresholds around everything the decision could hinge on: the count, each document frequency, their sum."""
+    df = list(idx.doc_freq(terms).values())
+    points = {idx.count_card_matches(terms), max(df, default=0), sum(df), *df}
+    return {max(0, p + d) for p in points for d in (-1, 0, 1)}
+
+
+@pytest.mark.parametrize("query", ["postgres backup", "disk", "数据库 备份", "caddy postgres backup", "nothing-here zz"])
+def test_more_than_a_threshold_is_the_count_compared(built, vault, query):
+    """card_matches_above settles most comparisons from document frequencies; it must answer as the count does,
+    with tantivy in step, with cards pending for tantivy (its count is then what it last saw), and on FTS5."""
+    terms = tokenize.tokens(query)
+    for t in thresholds(built, terms):
+        assert built.card_matches_above(terms, t) == (built.count_card_matches(terms) > t), (query, t)
+    write(vault, card("c-20250301-new002", "postgres backup disk 数据库 备份", "caddy notes", project="web"))
+    (vault / "cards" / "2025-01").joinpath("c-20250101-a000.md").unlink()
+    built.refresh()
+    assert built.db.execute("SELECT count(*) FROM tq").fetchone()[0] > 0  # tantivy lags: the pending path
+    for t in thresholds(built, terms):
+        assert built.card_matches_above(terms, t) == (built.count_card_matches(terms) > t), (query, t)
+
+
+def test_fts5_alone_compares_as_its_count(vault, monkeypatch, query="postgres backup disk"):
+    monkeypatch.setenv("MEMVAULT_SEARCH_ENGINE", "fts5")
+    write(vault, *mixed_cards())
+    with Index(vault) as idx:
+        idx.refresh()
+        assert idx._lists() is None
+        terms = tokenize.tokens(query)
+        for t in thresholds(idx, terms):
+            assert idx.card_matches_above(terms, t) == (idx.count_matches(fts_match(terms)) > t), t
+
+
+def test_one_snapshot_of_the_list_per_refresh(built, vault):
+    """Every list read of one search uses the same searcher and pending set; the next refresh takes a new one,
+    which sees what other writers did meanwhile."""
+    first = built._lists()
+    assert built._lists() is first
+    write(vault, card("c-20250301-new003", "Quillon plan", "quillon notes", project="web"))
+    assert built._lists() is first  # no refresh yet: the search that opened it still reads the same pair
+    built.refresh()
+    again = built._lists()
+    assert again is not first
+    found = built.card_candidates(["quillon"], False, WEIGHTS, CardFilter(), 10)
+    assert [built.card_id(r) for r in found] == ["c-20250301-new003"]
+
+
 def test_a_short_page_holds_the_best_cards(built):
     """With a limit below the number of matches, the page is the top of the list: every card on it scores at
     least as well (by FTS5's bm25 with the same weights) as the best card left off, up to near-ties."""

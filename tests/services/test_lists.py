@@ -314,3 +314,30 @@ def test_a_bulk_build_fills_the_folder_as_it_writes_and_it_matches_a_build_from_
         assert candidates(idx) == got
     assert len(list((vault / ".memvault").glob("cards-*.tantivy"))) == 1
     assert any(len(c) > 10 for flt in got for c in flt)
+
+
+def test_card_heads_read_the_tokens_fts5_holds(built, vault):
+    """card_heads reads the tokenised fields from FTS5's content table: the same texts the virtual table gives,
+    for every card, after an edit and a removal too (and a card whose fields are empty)."""
+    write(vault, card("c-20250301-new004", "Edited 数据库 title", "", project="web"))
+    (vault / "cards" / "2025-01").joinpath("c-20250101-a000.md").unlink()
+    built.refresh()
+    rowids = [r for (r,) in built.db.execute("SELECT rowid FROM cards")]
+    heads = built.card_heads(rowids)
+    via_fts = {r: tuple(row) for r, *row in built.db.execute(
+        "SELECT rowid, title, entities, body, tags FROM cfts WHERE rowid IN (%s)" % ",".join(map(str, rowids)))}
+    assert len(heads) == len(rowids) == len(via_fts)
+    assert {r: tuple(h["tok"]) for r, h in heads.items()} == via_fts
+    assert all(h["tok"] is None for h in built.card_heads(rowids, tokens=False).values())
+
+
+def test_card_heads_fall_back_to_the_virtual_table(built):
+    """An SQLite laying FTS5's content out otherwise (no c0..c3): the virtual table answers, with the same texts.
+    A temporary view shadows the content table's name for this connection only."""
+    rowids = [r for (r,) in built.db.execute("SELECT rowid FROM cards")]
+    before = built.card_heads(rowids)
+    built.db.execute("CREATE TEMP VIEW cfts_content AS SELECT id FROM main.cfts_content")
+    try:
+        assert built.card_heads(rowids) == before
+    finally:
+        built.db.execute("DROP VIEW temp.cfts_content")

@@ -27,9 +27,10 @@ COMMON = 0.10  # terms in more than this share of documents are left out of the 
 
 # An analysed query: text and intent (str); terms (known + unknown ascii terms, in query order); idfs (term ->
 # float); extra_mass (IDF mass of CJK content the vault has no bigram for); tokens (frozenset); expansions
-# (expand.Expansion of the synonym groups the query hits; cards only).
-def _query(_cls, text, intent, terms, idfs, extra_mass, tokens=frozenset(), expansions=()):
-    return _tuple_new(_cls, (text, intent, terms, idfs, extra_mass, tokens, expansions))
+# (expand.Expansion of the synonym groups the query hits; cards only); dfs (term -> how many documents hold it, for
+# the terms looked up; None when not known).
+def _query(_cls, text, intent, terms, idfs, extra_mass, tokens=frozenset(), expansions=(), dfs=None):
+    return _tuple_new(_cls, (text, intent, terms, idfs, extra_mass, tokens, expansions, dfs))
 
 
 Query = record("Query", _query)
@@ -85,7 +86,7 @@ def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_inten
         sources = expand.synonym_sources(text, mode, stemmer)
         expansions = expand.weigh(sources, idx, max(n_docs, 1), idfs, top)
     return Query(text=norm, intent=intent, terms=terms, idfs=idfs, extra_mass=extra, tokens=frozenset(raw_terms),
-                 expansions=expansions)
+                 expansions=expansions, dfs=df)
 
 
 def _entity_tokens(idx: Index, cjk: list[str]) -> set[str]:

@@ -51,7 +51,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
     if match_terms:
         weights = [CARD_WEIGHTS[f] for f in CARD_FIELDS]
         rows: list[int] = []
-        if len(match_terms) > 1 and idx.card_matches_above(match_terms, and_first_above(n_docs)):
+        if len(match_terms) > 1 and idx.card_matches_above(match_terms, and_first_above(n_docs), q.dfs):
             # Trigger: tens of thousands of cards hold some query word. Why: ranking them all costs ~100 ms at
             # 100k cards with FTS5, and the cards holding every word are the best-scored anyway. Outcome: rank
             # those first; the OR query runs only when too few cards hold them all.

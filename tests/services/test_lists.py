@@ -87,12 +87,14 @@ def test_more_than_a_threshold_is_the_count_compared(built, vault, query):
     terms = tokenize.tokens(query)
     for t in thresholds(built, terms):
         assert built.card_matches_above(terms, t) == (built.count_card_matches(terms) > t), (query, t)
+        assert built.card_matches_above(terms, t, built.doc_freq(terms)) == (built.count_card_matches(terms) > t)
     write(vault, card("c-20250301-new002", "postgres backup disk 数据库 备份", "caddy notes", project="web"))
     (vault / "cards" / "2025-01").joinpath("c-20250101-a000.md").unlink()
     built.refresh()
     assert built.db.execute("SELECT count(*) FROM tq").fetchone()[0] > 0  # tantivy lags: the pending path
     for t in thresholds(built, terms):
         assert built.card_matches_above(terms, t) == (built.count_card_matches(terms) > t), (query, t)
+        assert built.card_matches_above(terms, t, built.doc_freq(terms)) == (built.count_card_matches(terms) > t)
 
 
 def test_fts5_alone_compares_as_its_count(vault, monkeypatch, query="postgres backup disk"):

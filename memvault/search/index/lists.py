@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 ms of every search's start-up)
 if TYPE_CHECKING:
@@ -160,20 +160,25 @@ class ListsMixin:
                 return searcher.search(_words(tv, schema, terms, every=False), limit=1, count=True).count
         return self.count_matches(fts_match(terms))
 
-    def card_matches_above(self, terms: Sequence[str], threshold: int) -> bool:
+    def card_matches_above(self, terms: Sequence[str], threshold: int, dfs: Mapping[str, int] | None = None) -> bool:
         """Whether more than `threshold` cards hold any of `terms` (count_card_matches(terms) > threshold).
 
         The count lies between the largest document frequency of the terms and their sum (FTS5's vocabulary, one
         indexed lookup per term), which settles the comparison for most queries without counting tens of
-        thousands of postings. Only while tantivy has pending cards (it counts them as it last saw them) or the
-        bounds straddle the threshold is the count taken."""
+        thousands of postings. Tantivy counts the cards pending for it as it last saw them, so its count may differ
+        from SQLite's by as many cards as are pending: the bounds widen by that much. Only when they straddle the
+        threshold is the count taken. `dfs`: the frequencies the search already read (doc_freq), if it holds
+        every term (for a common word, FTS5 reads its whole posting list to count them)."""
         lists = self._lists()
-        if lists is None or not lists[3]:
+        slack = len(lists[3]) if lists is not None else 0
+        if dfs is not None and all(t in dfs for t in terms):
+            df = [dfs[t] for t in dict.fromkeys(terms)]
+        else:
             df = self.doc_freq(terms).values()
-            if max(df, default=0) > threshold:
-                return True
-            if sum(df) <= threshold:
-                return False
+        if max(df, default=0) - slack > threshold:
+            return True
+        if sum(df) + slack <= threshold:
+            return False
         return self.count_card_matches(terms) > threshold
 
     def card_candidates(self, terms: Sequence[str], every: bool, weights: Sequence[float], flt: CardFilter,

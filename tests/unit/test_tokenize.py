@@ -100,3 +100,18 @@ def test_a_short_chinese_query_compiles_no_cjk_class():
             "print(tokenize._cjk_rx.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0"
+
+
+def test_a_process_tokenising_many_texts_finds_short_texts_runs_with_the_compiled_class():
+    # A bulk build's worker compiles the CJK class once (for_many_texts): every text's runs, short ones too, then
+    # come from it; same tokens as the loop gives.
+    code = ("import sys; from memvault.search import tokenize\n"
+            "texts = ['数据库 迁移 한국어 カタカナ', 'plain ascii', '混合 mixed 文本_x', '豈\\u3000ー々〇ab数']\n"
+            "before = [(tokenize.joined(t), tokenize.tokens(t), tokenize.cjk_runs(t)) for t in texts]\n"
+            "assert tokenize._spans_for(texts[0]) is tokenize._spans_loop\n"
+            "tokenize.for_many_texts()\n"
+            "assert tokenize._spans_for(texts[0]) is tokenize._spans_rx\n"
+            "after = [(tokenize.joined(t), tokenize.tokens(t), tokenize.cjk_runs(t)) for t in texts]\n"
+            "print(before == after, tokenize._cjk_rx.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "1"]

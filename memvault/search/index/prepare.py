@@ -96,6 +96,7 @@ def prepare_batch(args: tuple) -> tuple:
     (rowid, text, status, project, kind) or [], entity slugs in order of first use, [cards, field length sums]).
     Otherwise ("cards", prepare_card of each, tantivy text of each or None)."""
     root, items, mode, docs, base = args
+    tokenize.for_many_texts()
     results = [prepare_card(root, path, mode) for path, _month, _ino in items]
     if docs:
         from memvault.search.index.lists import doc_text

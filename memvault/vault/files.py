@@ -185,6 +185,32 @@ def remove_file(path: str | os.PathLike) -> bool:
     return True
 
 
+def make_symlink(target: str, link: str | os.PathLike) -> bool:
+    """Make `link` a symbolic link to `target` (a name in the link's folder); False where the file system or the
+    OS allows none."""
+    try:
+        os.symlink(target, link)
+    except (OSError, NotImplementedError):
+        return False
+    return True
+
+
+def replace_durably(src: str | os.PathLike, dst: str | os.PathLike) -> None:
+    """Rename `src` over `dst` (atomic: a reader finds one or the other) and fsync their folder, so that the rename
+    survives a crash."""
+    os.replace(src, dst)
+    fsync_path(os.path.dirname(os.fspath(dst)) or ".")
+
+
+def fsync_path(path: str | os.PathLike) -> None:
+    """Flush one file or folder to disk by name (a file another library wrote with its own syncs off)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def remove_tree(path: str | os.PathLike) -> None:
     """Remove a folder and everything in it (derived data only, e.g. an old search list); gone already is fine."""
     import shutil

@@ -16,7 +16,7 @@ from memvault.vault import pages
 from memvault.views import secretscan
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
-from memvault.vault.files import ends_with_newline, is_locked, remove_file
+from memvault.vault.files import ends_with_newline, is_locked
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
 
@@ -304,9 +304,10 @@ def _fix_derived(vault: Vault) -> list[str]:
         if text is not None:
             atomic_write(target, text)
             fixed.append(f"{vault.rel(target)}: generated block rewritten")
-    index = (vault.cache or vault.local) / "search.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        stale = index.with_name(index.name + suffix)
-        if remove_file(stale) and not suffix:
-            fixed.append(".memvault/search.sqlite: removed, rebuilt on the next search")
+    from memvault.search.index.schema import FILE, remove_files
+
+    index = (vault.cache or vault.local) / FILE
+    if index.exists() or index.is_symlink():
+        remove_files(index)  # (and the file a build from nothing made, which search.sqlite links to)
+        fixed.append(".memvault/search.sqlite: removed, rebuilt on the next search")
     return fixed

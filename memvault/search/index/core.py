@@ -41,6 +41,18 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
     def _connect(self) -> sqlite3.Connection:
         return schema.connect(self.path, self.mode)
 
+    def _reconnect(self) -> None:
+        """Open the index file again (a build from nothing may have put a new one in place); the key list of the
+        dense layer stays attached when it was."""
+        vec = any(row[1] == "vec" for row in self.db.execute("PRAGMA database_list"))
+        self.db.close()
+        self.db = self._connect()
+        if vec:
+            self.attach_vectors()
+        self._lists_open = None
+        self._totals_cache = None
+        self.__dict__.pop("_keys_seen", None)
+
     def _remove_files(self) -> None:
         if self.path is not None:
             schema.remove_files(self.path)
@@ -72,6 +84,26 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
     def refresh(self, episodes: bool = False, full: bool = False,
                 on_progress: Callable[[str], None] | None = None) -> RefreshReport:
         """Bring the index up to date with the files. `full` stats every card file even when no folder moved."""
+        report = None
+        if self.path is not None and not self.card_count():
+            # An empty index of a big vault (first search, reindex): built in a new file, then put in place
+            # (fresh.py); None: refresh this file as it is.
+            from memvault.search.index import fresh
+
+            if fresh.enough_cards(self.root) and not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
+                report = fresh.build(self, lambda: self._refresh_files(episodes, full))
+        if report is None:
+            report = self._refresh_files(episodes, full)
+        # The tantivy list (lists.py): built when missing, brought up to date when enough changes wait; a full
+        # refresh (reindex) applies every waiting change.
+        self._lists_open = None
+        self.sync_lists(force=full)
+        if self.__dict__.pop("_lists_streamed", False):  # a bulk build wrote a new folder: the old ones go
+            self._drop_other_lists(self.meta("lists") or "", self.meta("lists_ready") or "")
+        return report
+
+    def _refresh_files(self, episodes: bool, full: bool) -> RefreshReport:
+        """The refresh transaction: cards, entities, episodes (when asked), totals, generation."""
         # A deferred transaction costs nothing when nothing changed (the common case). Trigger: another process
         # wrote meanwhile, so our read snapshot cannot become a write. Outcome: start over with a write lock.
         for begin in ("BEGIN", "BEGIN IMMEDIATE"):
@@ -87,7 +119,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 if report.changed:
                     self._new_generation()
                 self.db.execute("COMMIT")
-                break
+                return report
             except sqlite3.OperationalError as exc:
                 self.db.execute("ROLLBACK")
                 self._totals_cache = None
@@ -97,13 +129,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 self.db.execute("ROLLBACK")
                 self._totals_cache = None
                 raise
-        # The tantivy list (lists.py): built when missing, brought up to date when enough changes wait; a full
-        # refresh (reindex) applies every waiting change.
-        self._lists_open = None
-        self.sync_lists(force=full)
-        if self.__dict__.pop("_lists_streamed", False):  # a bulk build wrote a new folder: the old ones go
-            self._drop_other_lists(self.meta("lists") or "", self.meta("lists_ready") or "")
-        return report
+        raise AssertionError("unreachable")
 
     def _new_generation(self) -> None:
         """A new random stamp whenever cards or episodes changed: what the dense layer keys its cached count

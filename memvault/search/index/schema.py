@@ -113,7 +113,26 @@ def connect(path: str | None, mode: str) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
+def connect_unjournaled(path: str, mode: str) -> sqlite3.Connection:
+    """A new index file for a build from nothing that nobody else opens until it is complete (fresh.py): no
+    journal, no sync of each write (a crash leaves an orphan file, never a damaged index in use)."""
+    remove_files(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+    db.executescript(_DDL)
+    db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
+                   [("schema", str(SCHEMA)), ("tokens", f"{tokenize.VERSION}:{mode}")])
+    return db
+
+
 def remove_files(path: str | os.PathLike) -> None:
-    """Delete the index file and its WAL companions (derived data: always safe)."""
+    """Delete the index file and its WAL companions (derived data: always safe); when `path` is the symlink a
+    build from nothing made (fresh.py), the file it points to as well."""
+    path = os.fspath(path)
+    with contextlib.suppress(OSError):
+        target = os.path.join(os.path.dirname(path), os.readlink(path))
+        for suffix in ("", "-wal", "-shm"):
+            remove_file(target + suffix)
     for suffix in ("", "-wal", "-shm"):
-        remove_file(os.fspath(path) + suffix)
+        remove_file(path + suffix)

@@ -165,6 +165,9 @@ def index_bulk(idx: Any, todo: list[tuple[str, str, Any, int | None]], report: R
         for e in slugs:
             idx._add_keys(e, [e.replace("-", " ")])
     finally:
+        if stream is not None:  # after an error: the feeding thread ends (the error raised is the first one)
+            with contextlib.suppress(Exception):
+                stream[0].close()
         if gc_was:
             gc.enable()
         if top == 0:

@@ -343,3 +343,28 @@ def test_card_heads_fall_back_to_the_virtual_table(built):
         assert built.card_heads(rowids) == before
     finally:
         built.db.execute("DROP VIEW temp.cfts_content")
+
+
+def test_the_feeding_thread_of_a_bulk_build_keeps_the_order_and_raises_what_failed_in_it(tmp_path):
+    tv = pytest.importorskip("tantivy")
+    writer = tv.Index(lists._schema(tv), path=str(tmp_path), reuse=False).writer(lists.HEAP, 1)
+    feed = lists._Feed(tv, writer)
+    for start in range(0, 600, 100):
+        feed.put([(r, f"w{r % 7} common", "active", "p", "fact") for r in range(start, start + 100)])
+    feed.close()
+    writer.commit()
+    writer.wait_merging_threads()
+    index = tv.Index.open(str(tmp_path))
+    index.reload()
+    searcher = index.searcher()
+    hits = searcher.search(tv.Query.term_query(index.schema, "text", "common"), limit=1000).hits
+    assert searcher.num_docs == 600
+    # the order the rows were put in is the order of the documents (doc ids), so ties rank as before
+    assert searcher.fast_field_values("rowid", sorted(a for _s, a in hits)) == list(range(600))
+    (tmp_path / "b").mkdir()
+    bad = lists._Feed(tv, tv.Index(lists._schema(tv), path=str(tmp_path / "b"), reuse=False).writer(lists.HEAP, 1))
+    bad.put([(1, "a", "active", "p", "fact"), (None, "b", "active", "p", "fact")])  # tantivy refuses a None rowid
+    with pytest.raises(ValueError):
+        bad.close()
+    with pytest.raises(ValueError):
+        bad.put([(2, "c", "active", "p", "fact")])

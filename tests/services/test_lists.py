@@ -347,8 +347,10 @@ def test_card_heads_fall_back_to_the_virtual_table(built):
 
 def test_the_feeding_thread_of_a_bulk_build_keeps_the_order_and_raises_what_failed_in_it(tmp_path):
     tv = pytest.importorskip("tantivy")
+    from memvault.search.index import bulk
+
     writer = tv.Index(lists._schema(tv), path=str(tmp_path), reuse=False).writer(lists.HEAP, 1)
-    feed = lists._Feed(tv, writer)
+    feed = bulk._Feed(tv, writer)
     for start in range(0, 600, 100):
         feed.put([(r, f"w{r % 7} common", "active", "p", "fact") for r in range(start, start + 100)])
     feed.close()
@@ -362,7 +364,7 @@ def test_the_feeding_thread_of_a_bulk_build_keeps_the_order_and_raises_what_fail
     # the order the rows were put in is the order of the documents (doc ids), so ties rank as before
     assert searcher.fast_field_values("rowid", sorted(a for _s, a in hits)) == list(range(600))
     (tmp_path / "b").mkdir()
-    bad = lists._Feed(tv, tv.Index(lists._schema(tv), path=str(tmp_path / "b"), reuse=False).writer(lists.HEAP, 1))
+    bad = bulk._Feed(tv, tv.Index(lists._schema(tv), path=str(tmp_path / "b"), reuse=False).writer(lists.HEAP, 1))
     bad.put([(1, "a", "active", "p", "fact"), (None, "b", "active", "p", "fact")])  # tantivy refuses a None rowid
     with pytest.raises(ValueError):
         bad.close()

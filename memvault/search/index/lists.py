@@ -300,7 +300,7 @@ class ListsMixin:
 
     # -- built alongside a bulk build of an empty index (cards.py), inside its transaction
     def _lists_stream(self, n_cards: int) -> Any:
-        """(feed, writer, id) of a new folder that a bulk build of `n_cards` cards fills as it writes the rows
+        """(tantivy, writer, id) of a new folder that a bulk build of `n_cards` cards fills as it writes the rows
         (tantivy indexes in its own thread meanwhile), or None when tantivy is not used for such a vault. The
         id is recorded at once, so cards the build writes another way (_apply) are queued for it."""
         if self.local is None or (engine() == "auto" and n_cards < LISTS_FROM) or (tv := load()) is None:
@@ -310,17 +310,12 @@ class ListsMixin:
         os.makedirs(path, exist_ok=True)
         writer = tv.Index(_schema(tv), path=path, reuse=False).writer(HEAP, 1)
         self.set_meta("lists", ident)
-        return _Feed(tv, writer), writer, ident
-
-    def _lists_stream_docs(self, stream: Any, rows: list[tuple[int, str, str, str, str]]) -> None:
-        """Add (rowid, doc_text, status, project, kind) rows (a bulk build's workers made the texts)."""
-        stream[0].put(rows)
+        return tv, writer, ident
 
     def _lists_stream_done(self, stream: Any) -> None:
         """Commit the folder and mark it complete (still inside the build's transaction: if that rolls back, the
         folder is an orphan that the next build deletes)."""
-        feed, writer, ident = stream
-        feed.close()
+        _tv, writer, ident = stream
         writer.commit()
         writer.wait_merging_threads()
         self.set_meta("lists_ready", ident)
@@ -336,44 +331,6 @@ class ListsMixin:
                 if (entry.name.startswith(PREFIX) and entry.name.endswith(SUFFIX)
                         and entry.name[len(PREFIX):-len(SUFFIX)] not in keep):
                     remove_tree(entry.path)
-
-
-class _Feed:
-    """Hands a bulk build's rows to tantivy from a thread of its own. add_document waits (without the GIL)
-    whenever tantivy's indexing thread is behind: at 1M cards ~8 s of the writer's critical path, which the
-    writer's thread now spends on SQLite. One thread and a FIFO queue: the documents reach tantivy in the same
-    order, so the folder is the same."""
-
-    def __init__(self, tv: Any, writer: Any):
-        import queue
-        import threading
-
-        self.error: BaseException | None = None
-        self.queue: Any = queue.Queue(maxsize=64)  # batches of rows (a worker's batch: 256)
-        self.thread = threading.Thread(target=self._run, args=(tv.Document, writer.add_document), daemon=True)
-        self.thread.start()
-
-    def _run(self, doc: Any, add: Any) -> None:
-        while (rows := self.queue.get()) is not None:
-            if self.error is None:
-                try:
-                    for rowid, text, status, project, kind in rows:
-                        add(doc(rowid=rowid, text=text, status=status, project=project, kind=kind))
-                except BaseException as exc:  # noqa: BLE001 - raised in the writer's thread (put, close)
-                    self.error = exc
-
-    def put(self, rows: list[tuple[int, str, str, str, str]]) -> None:
-        if self.error is not None:
-            raise self.error
-        self.queue.put(rows)
-
-    def close(self) -> None:
-        """Wait until tantivy has every row (again: nothing); raises what failed in the thread."""
-        if self.thread.is_alive():
-            self.queue.put(None)
-            self.thread.join()
-        if self.error is not None:
-            raise self.error
 
 
 def _words(tv: Any, schema: Any, terms: Sequence[str], every: bool) -> Any:

@@ -111,6 +111,12 @@ def test_later_writes_go_to_the_new_file_and_a_rebuild_removes_the_earlier_one(v
     assert second != first and _builds(local) == [second]
     with Index(vault) as idx:
         assert idx.card_count() == N + 3
+    os.unlink(local / second)  # the file deleted by hand, the link left dangling: built again
+    assert search.run_search(vault, "kalomi7 vexter7", search.options_from({})).hits
+    third = os.readlink(local / "search.sqlite")
+    assert (local / third).is_file() and _builds(local) == [third]
+    with Index(vault) as idx:
+        assert idx.card_count() == N + 3
 
 
 def test_an_index_of_the_older_layout_is_replaced_and_its_wal_files_removed(vault, monkeypatch):

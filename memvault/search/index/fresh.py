@@ -57,18 +57,19 @@ def build(idx: Any, refresh: Callable[[], Any]) -> Any:
     None when the caller should refresh the index as it is (another process built it meanwhile, or no symlink
     can be made here)."""
     lock = os.path.join(idx.local, LOCK)
-    try:
-        with flock(lock, blocking=False):
-            idx._reconnect()  # another build may have finished between our look and the lock
-            if idx.card_count() or idx.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
-                return None
-            return _build_locked(idx, refresh)
-    except BlockingIOError:
-        # Another process is building this index from nothing: wait for it, then refresh what it made (cheap).
-        with flock(lock, blocking=True):
-            pass
-        idx._reconnect()
-        return None
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(flock(lock, blocking=False))
+        except BlockingIOError:
+            # Another process is building this index from nothing: wait for it, then refresh what it made (cheap).
+            with flock(lock, blocking=True):
+                pass
+            idx._reconnect()
+            return None
+        idx._reconnect()  # another build may have finished between our look and the lock
+        if idx.card_count() or idx.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
+            return None
+        return _build_locked(idx, refresh)
 
 
 def _build_locked(idx: Any, refresh: Callable[[], Any]) -> Any:

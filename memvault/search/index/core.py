@@ -49,7 +49,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         self.db = self._connect()
         if vec:
             self.attach_vectors()
-        self._lists_open = None
+        self._lists_open = self._lists_now = None
         self._totals_cache = None
         self.__dict__.pop("_keys_seen", None)
 

@@ -199,7 +199,10 @@ def replace_durably(src: str | os.PathLike, dst: str | os.PathLike) -> None:
     """Rename `src` over `dst` (atomic: a reader finds one or the other) and fsync their folder, so that the rename
     survives a crash."""
     os.replace(src, dst)
-    fsync_path(os.path.dirname(os.fspath(dst)) or ".")
+    # Best effort: some systems cannot open a folder to sync it (Windows); the rename stands either way, and a
+    # crash before it reaches the disk leaves the file that was there (derived data, rebuilt when missing).
+    with contextlib.suppress(OSError):
+        fsync_path(os.path.dirname(os.fspath(dst)) or ".")
 
 
 def fsync_path(path: str | os.PathLike) -> None:

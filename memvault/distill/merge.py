@@ -7,6 +7,7 @@ Nothing here touches files; distill/remember/forget and vault/synopsis apply wha
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import re
 import unicodedata
@@ -43,8 +44,11 @@ _STOP = set(
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9.+#_-]*|[^\sa-z0-9]")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def norm_title(title: str) -> str:
-    """NFKC, case-folded, punctuation and symbols dropped, whitespace collapsed."""
+    """NFKC, case-folded, punctuation and symbols dropped, whitespace collapsed. Cached: the conflict scan
+    (doctor, conflicts) compares each title with many others (at 3,000 cards it normalised titles 267,000 times,
+    6 of the scan's 10 s)."""
     text = unicodedata.normalize("NFKC", title).casefold()
     text = "".join(" " if unicodedata.category(ch)[0] in "PSZC" else ch for ch in text)
     return _LINE.sub(" ", text).strip()

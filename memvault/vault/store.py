@@ -12,7 +12,7 @@ import functools
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -271,6 +271,23 @@ class Vault:
             return None
         hits = sorted((self.root / "cards").glob(f"*/{card_id}.md"))
         return hits[0] if hits else None
+
+    def find_card_paths(self, card_ids: Iterable[str]) -> dict[str, Path]:
+        """find_card_path of many cards, each month folder listed once (the conflict scan names thousands)."""
+        wanted = {i for i in card_ids if codec.SAFE_ID.match(i)}
+        found: dict[str, Path] = {}
+        if not wanted:
+            return found
+        cards = self.root / "cards"
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            months = sorted(e.name for e in os.scandir(cards) if e.is_dir())
+            for month in months:
+                with contextlib.suppress(OSError):
+                    for name in sorted(os.listdir(cards / month)):
+                        cid = name[:-3] if name.endswith(".md") else None
+                        if cid in wanted and cid not in found:
+                            found[cid] = cards / month / name
+        return found
 
     def write_card(self, card: Card) -> Path:
         path = self.find_card_path(card.id) or self.card_path(card)

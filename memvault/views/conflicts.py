@@ -52,9 +52,10 @@ def scan(vault: Vault, *, project: str | None = None, cards: Iterable[Card] | No
     found = detector.detect(cards, threshold=threshold(vault), project=project)
     ids = {i for c in found for i in (c.a, c.b)}
     paths, titles = {}, {}
+    where = vault.find_card_paths(ids)
     for card in cards:
         if card.id in ids:
-            path = vault.find_card_path(card.id)
+            path = where.get(card.id)
             paths[card.id] = vault.rel(path) if path else card.id
             titles[card.id] = card.title
     return ConflictReport(conflicts=found, paths=paths, titles=titles)

@@ -62,14 +62,14 @@ def start_process(log_path, default_fn: str):
     return proc, line.split()[1], log_path
 
 
-def stop_process(proc) -> None:
-    """End a server process started from this file: SIGTERM, then SIGKILL if it has not ended within 30 s (a
-    loaded CI machine must not turn the fake model's tear-down into a test failure; its clean exit on SIGTERM is
-    tested in tests/unit/test_fake_llm.py)."""
+def stop_process(proc, sig: int = signal.SIGTERM) -> None:
+    """End a server process (this file's, the embedding server, `memvault mcp`): `sig`, then SIGKILL if it has
+    not ended within 30 s (a loaded CI machine must not turn a server's tear-down into a test failure; the fake
+    model's clean exit on SIGTERM is tested in tests/unit/test_fake_llm.py)."""
     import subprocess
 
     if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:

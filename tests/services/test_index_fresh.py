@@ -17,9 +17,8 @@ from memvault.search import service as search
 from memvault.search.index import Index
 from memvault.search.index import cards as index_cards
 from memvault.search.index import fresh
-from memvault.vault import codec
 
-from search_helpers import card
+from search_helpers import many_cards
 
 N = 700  # cards of the test vaults; BULK is lowered to 300 so that they are built in bulk
 
@@ -29,15 +28,13 @@ def _small_bulk(monkeypatch):
     monkeypatch.setattr(index_cards, "BULK", 300)
 
 
-def _many(root, n, start=0):
-    for i in range(start, start + n):
-        month = f"2025-{i % 12 + 1:02d}"
-        c = card(f"c-2025{i % 12 + 1:02d}01-{i:04x}", f"note {i} about kalomi{i % 50}",
-                 f"body words vexter{i % 97} 数据{i % 13}库", created=f"{month}-01T10:00:00Z",
-                 entities=(f"ent-{i % 40}",))
-        folder = root / "cards" / month
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{c.id}.md").write_text(codec.card_to_text(c), encoding="utf-8")
+def _built(vault):
+    """N cards built from nothing: (the index folder, the file search.sqlite links to)."""
+    many_cards(vault, N)
+    local = vault / ".memvault"
+    with Index(vault) as idx:
+        idx.refresh(full=True)
+    return local, os.readlink(local / "search.sqlite")
 
 
 def _content(db):
@@ -60,7 +57,7 @@ def _builds(local):
 
 
 def test_a_build_from_nothing_goes_to_a_new_file_with_the_same_content_as_a_build_in_place(vault, monkeypatch):
-    _many(vault, N)
+    many_cards(vault, N)
     local = vault / ".memvault"
     with Index(vault) as idx:
         report = idx.refresh(full=True)
@@ -94,12 +91,12 @@ def test_a_build_from_nothing_goes_to_a_new_file_with_the_same_content_as_a_buil
 
 
 def test_later_writes_go_to_the_new_file_and_a_rebuild_removes_the_earlier_one(vault):
-    _many(vault, N)
+    many_cards(vault, N)
     local = vault / ".memvault"
     hits = search.run_search(vault, "kalomi7 vexter7", search.options_from({})).hits
     assert hits and all(h.title.startswith("note ") for h in hits)
     first = os.readlink(local / "search.sqlite")
-    _many(vault, 3, start=N)  # a one-card refresh writes the new file through the symlink
+    many_cards(vault, 3, start=N)  # a one-card refresh writes the new file through the symlink
     with Index(vault) as idx:
         assert idx.refresh().cards_added == 3
         assert idx.card_count() == N + 3
@@ -120,7 +117,7 @@ def test_later_writes_go_to_the_new_file_and_a_rebuild_removes_the_earlier_one(v
 
 
 def test_an_index_of_the_older_layout_is_replaced_and_its_wal_files_removed(vault, monkeypatch):
-    _many(vault, N)
+    many_cards(vault, N)
     local = vault / ".memvault"
     monkeypatch.setattr(index_cards, "BULK", 10**9)  # one by one, in place: a plain search.sqlite
     with Index(vault) as idx:
@@ -156,16 +153,12 @@ print(again, hits, flush=True)
 
 
 def test_a_reader_in_another_process_reads_on_while_the_index_is_rebuilt_and_swapped(vault):
-    _many(vault, N)
-    local = vault / ".memvault"
-    with Index(vault) as idx:
-        idx.refresh(full=True)
-    first = os.readlink(local / "search.sqlite")
+    local, first = _built(vault)
     reader = subprocess.Popen([sys.executable, "-c", READER, str(local / "search.sqlite")], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
         assert reader.stdout.readline().strip() == str(N)
-        _many(vault, 5, start=N)
+        many_cards(vault, 5, start=N)
         with Index(vault) as idx:  # reindex in this process while the reader holds its snapshot
             idx.clear()
             idx.refresh(full=True)
@@ -189,7 +182,7 @@ Index(sys.argv[1]).refresh(full=True)
 
 
 def test_a_build_killed_mid_way_leaves_the_index_usable_and_the_next_search_builds_it(vault):
-    _many(vault, 3000)
+    many_cards(vault, 3000)
     local = vault / ".memvault"
     for _attempt in range(20):
         child = subprocess.Popen([sys.executable, "-c", BUILD, str(vault)])
@@ -223,7 +216,7 @@ def test_a_build_killed_mid_way_leaves_the_index_usable_and_the_next_search_buil
 
 
 def test_a_second_process_waits_for_the_build_in_progress_and_uses_it(vault):
-    _many(vault, 3000)
+    many_cards(vault, 3000)
     local = vault / ".memvault"
     first = subprocess.Popen([sys.executable, "-c", BUILD, str(vault)])
     try:
@@ -245,11 +238,7 @@ def test_doctor_fix_removes_the_index_and_the_file_it_links_to(vault):
     from memvault.vault.store import Vault
     from memvault.views.doctor import check_vault
 
-    _many(vault, N)
-    local = vault / ".memvault"
-    with Index(vault) as idx:
-        idx.refresh(full=True)
-    target = os.readlink(local / "search.sqlite")
+    local, target = _built(vault)
     report = check_vault(Vault.open(vault, {}), fix=True)
     assert any("search.sqlite: removed" in f for f in report.fixed)
     assert not (local / "search.sqlite").is_symlink() and not (local / target).exists()

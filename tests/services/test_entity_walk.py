@@ -73,3 +73,39 @@ def test_a_changed_card_moves_in_the_walk(hub_vault, vault):
     assert hub_vault.card_id(first[0]) == "c-20250101-p001"
     ids = [hub_vault.card_id(r) for r in hub_vault.entity_card_rowids("postgres", CardFilter(include_all=True), 200)]
     assert ids.count("c-20250101-p001") == 1 and len(ids) == 60
+
+
+@pytest.mark.parametrize("flt", [CardFilter(), CardFilter(include_all=True), CardFilter(project="web")])
+def test_a_hop_reads_each_cards_id_status_and_created_as_the_card_records_hold_them(hub_vault, flt):
+    """entity_card_keys reads id and status from card_entities (a copy made when the card is indexed) without a
+    project or kind filter, and from the cards rows with one: both must be what the card records say."""
+    keys = hub_vault.entity_card_keys("postgres", flt, 200)
+    assert [k[0] for k in keys] == brute(hub_vault, "postgres", flt, 200)
+    rows = hub_vault.card_rows([k[0] for k in keys], tokens=False)
+    assert [(k[1], k[2], k[3]) for k in keys] == [(rows[k[0]]["id"], rows[k[0]]["status"], rows[k[0]]["created"])
+                                                  for k in keys]
+    assert {k[2] for k in keys} == ({"active", "retracted"} if flt.include_all else {"active"})
+
+
+def test_the_walk_without_a_filter_reads_the_entity_index_alone(hub_vault):
+    """No page of the wide `cards` table per card reached: the plan is the covering index, nothing else."""
+    seen: list[str] = []
+    hub_vault.db.set_trace_callback(seen.append)
+    hub_vault.entity_card_keys("postgres", CardFilter(), 5)
+    hub_vault.db.set_trace_callback(None)
+    stmt = next(s for s in seen if "card_entities" in s)
+    plan = [r[-1] for r in hub_vault.db.execute("EXPLAIN QUERY PLAN " + stmt)]
+    assert plan == ["SEARCH e USING COVERING INDEX ce_entity (entity=?)"], plan
+
+
+def test_a_card_retracted_by_an_edit_leaves_the_walk(hub_vault, vault):
+    """The copy of a card's status in card_entities follows an edit of the card's file."""
+    newest = hub_vault.entity_card_keys("postgres", CardFilter(), 1)[0]
+    assert newest[2] == "active"
+    row = hub_vault.card_rows([newest[0]], tokens=False)[newest[0]]
+    write(vault, card(row["id"], row["title"], "body", entities=("postgres",), created=row["created"],
+                      project=row["project"], kind=row["kind"], status="retracted"))
+    hub_vault.refresh()
+    assert row["id"] not in [k[1] for k in hub_vault.entity_card_keys("postgres", CardFilter(), 200)]
+    every = {k[1]: k[2] for k in hub_vault.entity_card_keys("postgres", CardFilter(include_all=True), 200)}
+    assert every[row["id"]] == "retracted" and len(every) == 60

@@ -141,7 +141,7 @@ def index_bulk(idx: Any, todo: list[tuple[str, str, Any, int | None]], report: R
     gc.disable()
     cards: list[tuple] = []
     fts: list[tuple] = []
-    ents: list[tuple[int, str, str]] = []
+    ents: list[tuple[int, str, str, str, str]] = []
     slugs: dict[str, None] = {}
     sums = [0, 0, 0, 0, 0]
     rowid = top
@@ -188,7 +188,7 @@ def index_bulk(idx: Any, todo: list[tuple[str, str, Any, int | None]], report: R
                         if docs:
                             tv_feed.put([(rowid, doc, fields[3] or "", fields[2] or "", fields[1] or "")])
                         for name in names:
-                            ents.append((rowid, name, fields[4]))
+                            ents.append((rowid, name, fields[4], fields[0], fields[3]))
                             slugs[name] = None
                         sums[0] += 1
                         for k in range(4):

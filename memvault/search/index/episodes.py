@@ -3,7 +3,6 @@ and the episode reads that episode search needs."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from memvault.search import tokenize
@@ -22,7 +21,7 @@ class EpisodesMixin:
     def _refresh_episodes(self, report: RefreshReport) -> None:
         base = os.path.join(self.root, "episodes")
         files: dict[str, os.stat_result] = {}
-        with contextlib.suppress(FileNotFoundError):
+        try:
             for year in sorted(os.listdir(base)):
                 if not (len(year) == 4 and year.isdigit()):
                     continue
@@ -33,6 +32,8 @@ class EpisodesMixin:
                     for name in os.listdir(folder):
                         if name.endswith(".jsonl") and (st := os.stat(os.path.join(folder, name))).st_mode & 0o170000 == 0o100000:
                             files[f"episodes/{year}/{month}/{name}"] = st  # regular files only
+        except FileNotFoundError:
+            pass
         known = {p: (s, m, c) for p, s, m, c in self.db.execute("SELECT path, size, mtime_ns, clean FROM efiles")}
         for rel in known.keys() - files.keys():
             self._drop_episode_file(rel)

@@ -28,7 +28,6 @@ card pays nothing, and one that writes many pays one commit.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -132,8 +131,10 @@ class ListsMixin:
             # tantivy is imported only when a folder is there to open (a vault under LISTS_FROM cards has none)
             ident = self.meta("lists") if self.local is not None else ""
             if ident and self.meta("lists_ready") == ident and os.path.isdir(self._lists_dir(ident)) and (tv := load()):
-                with contextlib.suppress(Exception):  # a damaged folder: FTS5 answers (a rebuild mends it)
+                try:
                     self._lists_open = (tv, tv.Index.open(str(self._lists_dir(ident))))
+                except Exception:  # noqa: BLE001 - a damaged folder: FTS5 answers (a rebuild mends it)
+                    pass
         if not self._lists_open:
             return None
         pending = [r for (r,) in self.db.execute(f"SELECT DISTINCT card FROM tq LIMIT {OVERLAY_MAX + 1}")]
@@ -156,8 +157,10 @@ class ListsMixin:
         lists = self._lists()
         if lists is not None:
             tv, schema, searcher, _pending = lists
-            with contextlib.suppress(Exception):  # tantivy failed on this folder: FTS5 answers, as without it
+            try:
                 return searcher.search(_words(tv, schema, terms, every=False), limit=1, count=True).count
+            except Exception:  # noqa: BLE001 - tantivy failed on this folder: FTS5 answers, as without it
+                pass
         return self.count_matches(fts_match(terms))
 
     def card_matches_above(self, terms: Sequence[str], threshold: int, dfs: Mapping[str, int] | None = None) -> bool:
@@ -326,11 +329,13 @@ class ListsMixin:
         """Delete the folders of earlier builds (derived data; a search still reading one keeps its open files)."""
         from memvault.vault.files import remove_tree
 
-        with contextlib.suppress(FileNotFoundError):
+        try:
             for entry in os.scandir(self.local):
                 if (entry.name.startswith(PREFIX) and entry.name.endswith(SUFFIX)
                         and entry.name[len(PREFIX):-len(SUFFIX)] not in keep):
                     remove_tree(entry.path)
+        except FileNotFoundError:
+            pass
 
 
 def _words(tv: Any, schema: Any, terms: Sequence[str], every: bool) -> Any:

@@ -112,9 +112,8 @@ def prepare_batch(args: tuple) -> tuple:
         fts.append((rowid, *texts))
         if docs:
             tv.append((rowid, doc_text(texts), fields[3] or "", fields[2] or "", fields[1] or ""))
-        created = fields[4]
         for name in names:
-            ents.append((rowid, name, created))
+            ents.append((rowid, name, fields[4], fields[0], fields[3]))
             names_seen[name] = None
         sums[1] += lens[0]
         sums[2] += lens[1]

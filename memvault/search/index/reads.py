@@ -107,18 +107,26 @@ class ReadsMixin:
         read backwards from the entity's newest card: the walk stops after `limit` cards that pass the filter,
         however many cards name the entity (sorting all of them cost 30 ms for an entity named by 5,000 cards of
         100k, and a search hops through several)."""
-        return [r for (r,) in self._entity_cards("c.rowid", slug, flt, limit)]
+        return [r for (r,) in self._entity_cards(False, slug, flt, limit)]
 
     def entity_card_keys(self, slug: str, flt: CardFilter, limit: int) -> list[tuple[int, str, str, str]]:
         """entity_card_rowids with each card's (rowid, id, status, created): what a hop needs to order the cards
-        it reaches without reading them again (the join reads those rows anyway)."""
-        return self._entity_cards("c.rowid, c.id, c.status, c.created", slug, flt, limit).fetchall()
+        it reaches without reading them again."""
+        return self._entity_cards(True, slug, flt, limit).fetchall()
 
-    def _entity_cards(self, cols: str, slug: str, flt: CardFilter, limit: int):
+    def _entity_cards(self, keys: bool, slug: str, flt: CardFilter, limit: int):
+        """card_entities repeats each card's id and status, and its index ends with them: without a project or
+        kind filter the walk reads that index alone. Joining each card's wide `cards` row cost one page read
+        per card reached (a hop through a hub reaches 200: ~1.5 ms of a search at 100k cards, bench/search.py)."""
+        cols = "e.card, e.id, e.status, e.created" if keys else "e.card"
+        order = f" ORDER BY e.created DESC, e.card DESC LIMIT {limit}"
+        if not (flt.project or flt.kind):
+            where, args = _where(flt, "e")
+            return self.db.execute(f"SELECT {cols} FROM card_entities e WHERE e.entity = ?{where}{order}",
+                                   (slug, *args))
         where, args = _where(flt)
-        return self.db.execute(
-            f"SELECT {cols} FROM card_entities e JOIN cards c ON c.rowid = e.card"
-            f" WHERE e.entity = ?{where} ORDER BY e.created DESC, e.card DESC LIMIT {limit}", (slug, *args))
+        return self.db.execute(f"SELECT {cols} FROM card_entities e JOIN cards c ON c.rowid = e.card"
+                               f" WHERE e.entity = ?{where}{order}", (slug, *args))
 
     def card_id(self, rowid: int) -> str:
         return self.db.execute("SELECT id FROM cards WHERE rowid = ?", (rowid,)).fetchone()[0]

@@ -6,14 +6,13 @@ Holds SQL text (as every module of memvault/search/index may); imports only the 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
 
-SCHEMA = 9
+SCHEMA = 10
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -29,8 +28,8 @@ CREATE TABLE IF NOT EXISTS cards(
 CREATE INDEX IF NOT EXISTS cards_id ON cards(id);
 CREATE INDEX IF NOT EXISTS cards_month ON cards(month, path, mtime_ns, size, hash, ino);
 CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
-CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT, created TEXT);
-CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, created, card);
+CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT, created TEXT, id TEXT, status TEXT);
+CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, created, card, status, id);
 CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
 CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii', detail='column');
 CREATE VIRTUAL TABLE IF NOT EXISTS cvocab USING fts5vocab(cfts, row);
@@ -59,7 +58,7 @@ INSERT_CARD = (
     " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"
     " len_title, len_entities, len_body, len_tags, ino) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 INSERT_CFTS = "INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,?,?,?)"
-INSERT_CARD_ENTITY = "INSERT INTO card_entities(card, entity, created) VALUES (?, ?, ?)"
+INSERT_CARD_ENTITY = "INSERT INTO card_entities(card, entity, created, id, status) VALUES (?, ?, ?, ?, ?)"
 
 
 def create_secondary(db: sqlite3.Connection) -> None:
@@ -91,8 +90,10 @@ def connect(path: str | None, mode: str) -> sqlite3.Connection:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             row = None
-            with contextlib.suppress(sqlite3.OperationalError):
+            try:
                 row = dict(db.execute("SELECT k, v FROM meta WHERE k IN ('schema','tokens')").fetchall())
+            except sqlite3.OperationalError:
+                pass
             want = {"schema": str(SCHEMA), "tokens": f"{tokenize.VERSION}:{mode}"}
             if row != want:
                 if row:  # an index from another version or tokeniser: derived, so start over
@@ -130,9 +131,11 @@ def remove_files(path: str | os.PathLike) -> None:
     """Delete the index file and its WAL companions (derived data: always safe); when `path` is the symlink a
     build from nothing made (fresh.py), the file it points to as well."""
     path = os.fspath(path)
-    with contextlib.suppress(OSError):
+    try:
         target = os.path.join(os.path.dirname(path), os.readlink(path))
         for suffix in ("", "-wal", "-shm"):
             remove_file(target + suffix)
+    except OSError:
+        pass
     for suffix in ("", "-wal", "-shm"):
         remove_file(path + suffix)

@@ -9,9 +9,12 @@ search.sqlite so that `memvault reindex` or a schema change of the index never t
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing's own constant, without importing typing
+if TYPE_CHECKING:
+    import sqlite3
 
 from memvault.search.index.episodes import EP_COLS
 from memvault.search.index.reads import marks
@@ -58,21 +61,10 @@ class VectorsMixin:
     # How long a write waits for another writer; a search waits less (vec_patience) than `memvault embed`.
     vec_busy_ms = 10_000
 
-    @contextlib.contextmanager
-    def vec_write(self) -> Iterator[None]:
-        """One write transaction (it also serialises writers of the matrix files). sqlite3.OperationalError
-        when another process keeps the write lock longer than vec_busy_ms."""
-        self.db.execute(f"PRAGMA busy_timeout = {int(self.vec_busy_ms)}")
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-        finally:
-            self.db.execute("PRAGMA busy_timeout = 10000")  # the index's own (sqlite3.connect timeout=10)
-        try:
-            yield
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+    def vec_write(self) -> _Transaction:
+        """One write transaction, for a `with` block (it also serialises writers of the matrix files).
+        sqlite3.OperationalError when another process keeps the write lock longer than vec_busy_ms."""
+        return _Transaction(self.db, self.vec_busy_ms)
 
     def vec_space(self, space: str) -> tuple[str, int] | None:
         """(model, dimension) of the vectors stored for `space`, or None."""
@@ -197,3 +189,29 @@ class VectorsMixin:
         return self.db.execute(
             f"SELECT {EP_COLS} FROM efts f JOIN episodes e ON e.rowid = f.rowid WHERE e.id IN ({marks(ids)}){where}"
             f" AND e.id NOT IN (SELECT id FROM revoked)", (*ids, *([project] if project else []))).fetchall()
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE (waiting up to `busy_ms` for another writer) on entry; COMMIT on a clean exit, ROLLBACK
+    otherwise. A class, not contextlib's decorator: a search imports this module (contextlib: ~3 M instructions
+    of its start-up)."""
+
+    def __init__(self, db: sqlite3.Connection, busy_ms: int):
+        self.db, self.busy_ms = db, busy_ms
+
+    def __enter__(self) -> None:
+        self.db.execute(f"PRAGMA busy_timeout = {int(self.busy_ms)}")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        finally:
+            self.db.execute("PRAGMA busy_timeout = 10000")  # the index's own (sqlite3.connect timeout=10)
+
+    def __exit__(self, exc_type: object, *_rest: object) -> None:
+        if exc_type is None:
+            try:
+                self.db.execute("COMMIT")
+                return
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        self.db.execute("ROLLBACK")

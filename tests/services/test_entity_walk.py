@@ -109,3 +109,19 @@ def test_a_card_retracted_by_an_edit_leaves_the_walk(hub_vault, vault):
     assert row["id"] not in [k[1] for k in hub_vault.entity_card_keys("postgres", CardFilter(), 200)]
     every = {k[1]: k[2] for k in hub_vault.entity_card_keys("postgres", CardFilter(include_all=True), 200)}
     assert every[row["id"]] == "retracted" and len(every) == 60
+
+
+def test_an_entitys_degree_and_page_are_index_lookups(hub_vault):
+    """Every search that names an entity or hops counts the entity's cards and reads its page: the count runs on
+    the narrowest index of card_entities, and the page (by slug or name) never scans the entities table."""
+    seen: list[str] = []
+    hub_vault.db.set_trace_callback(seen.append)
+    assert hub_vault.entity_degree("postgres") == 60
+    hub_vault.entity_page("postgres")
+    hub_vault.db.set_trace_callback(None)
+    plans = {s: " | ".join(r[-1] for r in hub_vault.db.execute("EXPLAIN QUERY PLAN " + s)) for s in seen
+             if s.lstrip().upper().startswith("SELECT")}
+    count = next(p for s, p in plans.items() if "count(*)" in s)
+    assert "COVERING INDEX ce_degree" in count, count
+    page = next(p for s, p in plans.items() if "FROM entities" in s)
+    assert "SCAN" not in page and "entities_name" in page, page

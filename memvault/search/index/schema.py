@@ -12,7 +12,7 @@ import sqlite3
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
 
-SCHEMA = 10
+SCHEMA = 11
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -31,11 +31,13 @@ CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
 CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT, created TEXT, id TEXT, status TEXT);
 CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, created, card, status, id);
 CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
+CREATE INDEX IF NOT EXISTS ce_degree ON card_entities(entity);
 CREATE VIRTUAL TABLE IF NOT EXISTS cfts USING fts5(title, entities, body, tags, tokenize='ascii', detail='column');
 CREATE VIRTUAL TABLE IF NOT EXISTS cvocab USING fts5vocab(cfts, row);
 CREATE TABLE IF NOT EXISTS tq(seq INTEGER PRIMARY KEY AUTOINCREMENT, card INTEGER);
 CREATE TABLE IF NOT EXISTS entities(slug TEXT PRIMARY KEY, name TEXT, aliases TEXT, kind TEXT, prose TEXT,
   mtime_ns INTEGER, size INTEGER);
+CREATE INDEX IF NOT EXISTS entities_name ON entities(name);
 CREATE TABLE IF NOT EXISTS entity_keys(key TEXT, slug TEXT, first TEXT, PRIMARY KEY(key, slug));
 CREATE INDEX IF NOT EXISTS ek_first ON entity_keys(first);
 CREATE TABLE IF NOT EXISTS efiles(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, clean INTEGER);
@@ -52,7 +54,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
 
 # FTS5's defaults for the settings a build from nothing changes (bulk.py): in-memory hash size, merging
 FTS_DEFAULTS = (("hashsize", 1 << 20), ("automerge", 4), ("crisismerge", 16))
-SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card")
+SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card", "ce_degree")
 INSERT_CARD = (
     "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"
     " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"

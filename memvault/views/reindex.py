@@ -34,10 +34,10 @@ def reindex(vault: Vault, mode: str | None = None, on_progress: Callable[[str], 
     result = ReindexResult()
     mode = mode or str(vault.config.section("search").get("chinese", "bigram"))
     with Index(vault.root, mode) as idx:
-        idx.clear()
         if on_progress:
             on_progress("indexing cards, entities and episodes")
-        report = idx.refresh(episodes=True, full=True)
+        # Searches meanwhile read the index as it was (a big vault's is built in a new file, fresh.py).
+        report = idx.refresh(episodes=True, full=True, rebuild=True)
         result.cards = report.cards_added
         result.episodes = report.episodes_added
         result.problems = report.problems

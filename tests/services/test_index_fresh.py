@@ -243,3 +243,58 @@ def test_doctor_fix_removes_the_index_and_the_file_it_links_to(vault):
     assert any("search.sqlite: removed" in f for f in report.fixed)
     assert not (local / "search.sqlite").is_symlink() and not (local / target).exists()
     assert search.run_search(vault, "kalomi7", search.options_from({})).hits  # built again
+
+
+REINDEX = """import os, sys
+from memvault.search.index import cards
+cards.BULK = 300
+from memvault.vault.store import Vault
+from memvault.views.reindex import reindex
+print(reindex(Vault.open(sys.argv[1], os.environ)).cards, flush=True)
+"""
+SEARCH = """import sys
+from memvault.search import service
+print(len(service.run_search(sys.argv[1], "kalomi7 vexter7", service.options_from({})).hits), flush=True)
+"""
+
+
+def test_a_search_during_a_reindex_reads_the_index_as_it_was_without_waiting(vault):
+    """reindex builds the new file while the old one stays in place: a search started while the rebuild is
+    stopped mid-way (SIGSTOP, so that the window cannot close by itself) answers from the old index at once,
+    where it used to find an emptied index and wait for the build's lock."""
+    local, first = _built(vault)
+    many_cards(vault, 2500, start=N)
+    with Index(vault) as idx:  # the new cards indexed one refresh ahead, so the old file is complete
+        assert idx.refresh().cards_added == 2500
+    for _attempt in range(20):
+        child = subprocess.Popen([sys.executable, "-c", REINDEX, str(vault)], stdout=subprocess.PIPE, text=True)
+        caught = False
+        while child.poll() is None:
+            if any(n.endswith(".sqlite") and n != first for n in _builds(local)):  # the rebuild is under way
+                os.kill(child.pid, signal.SIGSTOP)
+                link = local / "search.sqlite"
+                # before the swap (else try again); an index emptied for the rebuild is never caught
+                caught = link.is_symlink() and os.readlink(link) == first
+                break
+            time.sleep(0.001)
+        if caught:
+            break
+        os.kill(child.pid, signal.SIGCONT) if child.poll() is None else None
+        assert child.wait(timeout=120) == 0
+        first = os.readlink(local / "search.sqlite")
+    try:
+        assert caught, "the old index was never in place while the rebuild ran"
+        found = subprocess.run([sys.executable, "-c", SEARCH, str(vault)], capture_output=True, text=True,
+                               timeout=60)
+        assert found.returncode == 0, found.stderr
+        assert int(found.stdout) > 0
+        assert os.readlink(local / "search.sqlite") == first  # still the old index: nobody waited for the lock
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGCONT)
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0 and out.split() == [str(N + 2500)]
+    second = os.readlink(local / "search.sqlite")
+    assert second != first and _builds(local) == [second]
+    with Index(vault) as idx:
+        assert idx.card_count() == N + 2500

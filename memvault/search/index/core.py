@@ -82,22 +82,28 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
 
     # -- refresh
     def refresh(self, episodes: bool = False, full: bool = False,
-                on_progress: Callable[[str], None] | None = None) -> RefreshReport:
-        """Bring the index up to date with the files. `full` stats every card file even when no folder moved."""
+                on_progress: Callable[[str], None] | None = None, rebuild: bool = False) -> RefreshReport:
+        """Bring the index up to date with the files. `full` stats every card file even when no folder moved.
+        `rebuild` (reindex): forget everything and read the whole vault again; a big vault's index is built in a
+        new file that searches meanwhile do not wait for (they read the current one) and put in place when done."""
         report = None
-        if self.path is not None and not self.card_count():
-            # An empty index of a big vault (first search, reindex): built in a new file, then put in place
+        if self.path is not None and (rebuild or not self.card_count()):
+            # An empty index of a big vault (first search) or a rebuild: built in a new file, then put in place
             # (fresh.py); None: refresh this file as it is.
             from memvault.search.index import fresh
 
-            if fresh.enough_cards(self.root) and not self.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
-                report = fresh.build(self, lambda: self._refresh_files(episodes, full))
+            if fresh.enough_cards(self.root) and (rebuild or not self.db.execute("SELECT 1 FROM cards LIMIT 1")
+                                                  .fetchone()):
+                report = fresh.build(self, lambda: self._refresh_files(episodes, full or rebuild),
+                                     replace=rebuild)
         if report is None:
-            report = self._refresh_files(episodes, full)
+            if rebuild:
+                self.clear()
+            report = self._refresh_files(episodes, full or rebuild)
         # The tantivy list (lists.py): built when missing, brought up to date when enough changes wait; a full
         # refresh (reindex) applies every waiting change.
         self._lists_open = None
-        self.sync_lists(force=full)
+        self.sync_lists(force=full or rebuild)
         if self.__dict__.pop("_lists_streamed", False):  # a bulk build wrote a new folder: the old ones go
             self._drop_other_lists(self.meta("lists") or "", self.meta("lists_ready") or "")
         return report

@@ -52,22 +52,26 @@ def enough_cards(root: str) -> bool:
     return False
 
 
-def build(idx: Any, refresh: Callable[[], Any]) -> Any:
+def build(idx: Any, refresh: Callable[[], Any], replace: bool = False) -> Any:
     """Run `refresh` (the refresh transaction) against a new file and put it in place; returns its report, or
     None when the caller should refresh the index as it is (another process built it meanwhile, or no symlink
-    can be made here)."""
+    can be made here). `replace` (reindex): build even when the index holds cards (searches read it until the
+    swap), after waiting for a build in progress."""
     lock = os.path.join(idx.local, LOCK)
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(flock(lock, blocking=False))
         except BlockingIOError:
-            # Another process is building this index from nothing: wait for it, then refresh what it made (cheap).
-            with flock(lock, blocking=True):
-                pass
-            idx._reconnect()
-            return None
+            if replace:  # wait for the other build, then build again: the caller asked for a whole new index
+                held.enter_context(flock(lock, blocking=True))
+            else:
+                # Another process is building this index from nothing: wait for it, then refresh what it made.
+                with flock(lock, blocking=True):
+                    pass
+                idx._reconnect()
+                return None
         idx._reconnect()  # another build may have finished between our look and the lock
-        if idx.card_count() or idx.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
+        if not replace and (idx.card_count() or idx.db.execute("SELECT 1 FROM cards LIMIT 1").fetchone()):
             return None
         return _build_locked(idx, refresh)
 

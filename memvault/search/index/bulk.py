@@ -187,9 +187,8 @@ def index_bulk(idx: Any, todo: list[tuple[str, str, Any, int | None]], report: R
                         fts.append((rowid, *texts))
                         if docs:
                             tv_feed.put([(rowid, doc, fields[3] or "", fields[2] or "", fields[1] or "")])
-                        for name in names:
-                            ents.append((rowid, name, fields[4], fields[0], fields[3]))
-                            slugs[name] = None
+                        ents += schema.card_entity_rows(rowid, fields, names)
+                        slugs.update(dict.fromkeys(names))
                         sums[0] += 1
                         for k in range(4):
                             sums[k + 1] += lens[k]

@@ -167,7 +167,7 @@ class CardsMixin:
         self.db.execute(schema.INSERT_CFTS, (rowid, *texts))
         self._queue_cards((rowid,))
         if names:
-            self.db.executemany(schema.INSERT_CARD_ENTITY, [(rowid, e, fields[4], fields[0], fields[3]) for e in names])
+            self.db.executemany(schema.INSERT_CARD_ENTITY, schema.card_entity_rows(rowid, fields, names))
         for e in names:
             self._add_keys(e, [e.replace("-", " ")])
         self._bump(1, lens)

@@ -62,12 +62,10 @@ def build(idx: Any, refresh: Callable[[], Any], replace: bool = False) -> Any:
         try:
             held.enter_context(flock(lock, blocking=False))
         except BlockingIOError:
-            if replace:  # wait for the other build, then build again: the caller asked for a whole new index
-                held.enter_context(flock(lock, blocking=True))
-            else:
-                # Another process is building this index from nothing: wait for it, then refresh what it made.
-                with flock(lock, blocking=True):
-                    pass
+            # Another process is building this index from nothing: wait for it; then refresh what it made, or
+            # (`replace`: the caller asked for a whole new index) build again.
+            held.enter_context(flock(lock, blocking=True))
+            if not replace:
                 idx._reconnect()
                 return None
         idx._reconnect()  # another build may have finished between our look and the lock

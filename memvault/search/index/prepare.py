@@ -12,6 +12,7 @@ from typing import Any
 
 from memvault.search import tokenize
 from memvault.search.index.parse import parse_card_fast, parse_card_slow
+from memvault.search.index.schema import card_entity_rows
 
 
 def _json_list(items: list[Any]) -> str:
@@ -112,9 +113,8 @@ def prepare_batch(args: tuple) -> tuple:
         fts.append((rowid, *texts))
         if docs:
             tv.append((rowid, doc_text(texts), fields[3] or "", fields[2] or "", fields[1] or ""))
-        for name in names:
-            ents.append((rowid, name, fields[4], fields[0], fields[3]))
-            names_seen[name] = None
+        ents += card_entity_rows(rowid, fields, names)
+        names_seen.update(dict.fromkeys(names))
         sums[1] += lens[0]
         sums[2] += lens[1]
         sums[3] += lens[2]

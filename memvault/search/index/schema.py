@@ -63,6 +63,12 @@ INSERT_CFTS = "INSERT INTO cfts(rowid, title, entities, body, tags) VALUES (?,?,
 INSERT_CARD_ENTITY = "INSERT INTO card_entities(card, entity, created, id, status) VALUES (?, ?, ?, ?, ?)"
 
 
+def card_entity_rows(rowid: int, fields: tuple, names: list[str]) -> list[tuple[int, str, str, str, str]]:
+    """The card_entities rows of one card, for INSERT_CARD_ENTITY: its entity names with the card's created, id
+    and status (`fields`: the card's INSERT_CARD values from id on: id, kind, project, status, created, …)."""
+    return [(rowid, name, fields[4], fields[0], fields[3]) for name in names]
+
+
 def create_secondary(db: sqlite3.Connection) -> None:
     """(Re)create the secondary indexes a bulk build dropped. execute, not executescript: that would commit
     the open transaction."""
@@ -81,9 +87,7 @@ def connect(path: str | None, mode: str) -> sqlite3.Connection:
     `path` None: an index in memory, for one command on a vault whose derived files cannot be written anywhere."""
     if path is None:
         db = sqlite3.connect(":memory:", isolation_level=None)
-        db.executescript(_DDL)
-        db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
-                       [("schema", str(SCHEMA)), ("tokens", f"{tokenize.VERSION}:{mode}")])
+        _create(db, mode)
         return db
     os.makedirs(os.path.dirname(path), exist_ok=True)
     for attempt in range(2):
@@ -96,16 +100,14 @@ def connect(path: str | None, mode: str) -> sqlite3.Connection:
                 row = dict(db.execute("SELECT k, v FROM meta WHERE k IN ('schema','tokens')").fetchall())
             except sqlite3.OperationalError:
                 pass
-            want = {"schema": str(SCHEMA), "tokens": f"{tokenize.VERSION}:{mode}"}
-            if row != want:
+            if row != _versions(mode):
                 if row:  # an index from another version or tokeniser: derived, so start over
                     db.close()
                     remove_files(path)
                     db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
                     db.execute("PRAGMA journal_mode=WAL")
                     db.execute("PRAGMA synchronous=NORMAL")
-                db.executescript(_DDL)
-                db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(want.items()))
+                _create(db, mode)
             return db
         except sqlite3.DatabaseError:
             # Trigger: the file is not a usable SQLite database (torn copy, disk trouble).
@@ -123,10 +125,19 @@ def connect_unjournaled(path: str, mode: str) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
-    db.executescript(_DDL)
-    db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)",
-                   [("schema", str(SCHEMA)), ("tokens", f"{tokenize.VERSION}:{mode}")])
+    _create(db, mode)
     return db
+
+
+def _versions(mode: str) -> dict[str, str]:
+    """What meta records of the index's format: a file whose values differ is from another version."""
+    return {"schema": str(SCHEMA), "tokens": f"{tokenize.VERSION}:{mode}"}
+
+
+def _create(db: sqlite3.Connection, mode: str) -> None:
+    """The tables and indexes of an empty index, and its versions."""
+    db.executescript(_DDL)
+    db.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", list(_versions(mode).items()))
 
 
 def remove_files(path: str | os.PathLike) -> None:

@@ -87,7 +87,8 @@ OLD_HALF_A = frozenset(("jsonl", "openai", "chatgpt", "claude-code"))
 
 
 def part_of(row: dict) -> str:
-    """"new" for the issue 20 set (its rows say so), "old" for the issue 10 set."""
+    """"new" for the issue 20 set, "ml" for issue 32's multilingual set (their rows say so), "old" for the issue
+    10 set."""
     return row.get("part") or "old"
 
 
@@ -594,9 +595,11 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--halves", action="store_true", help="also score half A and half B (README) apart")
     p.add_argument("--set", default=str(SET_DIR))
     p.add_argument("--files", help="comma-separated input file names (default: all)")
-    p.add_argument("--part", choices=("all", "old", "new"), default="all",
-                   help="old: the issue 10 set; new: the issue 20 set (people's lives); default all")
-    p.add_argument("--half", choices=("A", "B"), help="only this tuning half (README)")
+    p.add_argument("--part", choices=("all", "old", "new", "ml"), default="all",
+                   help="old: the issue 10 set; new: the issue 20 set (people's lives); ml: the issue 32 set "
+                   "(French, German, Spanish, Japanese, Korean); default all")
+    p.add_argument("--half", choices=("A", "B", "tune", "held"),
+                   help="only this tuning half (README): A|B of the old and new parts, tune|held of ml")
     p.add_argument("--show", action="store_true")
     p.add_argument("--json", action="store_true")
     p.add_argument("--keep", action="store_true")

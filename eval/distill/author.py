@@ -51,8 +51,8 @@ class Conv:
     title: str = ""
     persona: tuple = ("User", "Assistant")
     named: bool = False  # put the persona's names on every message (`speaker` in jsonl, `name` in openai)
-    part: str = ""  # "new" for the issue 20 set (rows say so); "" for the issue 10 set
-    half: str = ""  # tuning half of the new set: "A" or "B"
+    part: str = ""  # "new" for the issue 20 set, "ml" for issue 32's (rows say so); "" for the issue 10 set
+    half: str = ""  # tuning half: "A" or "B" (the new set), "tune" or "held" (the ml set)
 
 
 def load(path: Path = HERE / "conversations.yaml") -> list[Conv]:
@@ -70,7 +70,8 @@ def load(path: Path = HERE / "conversations.yaml") -> list[Conv]:
     return convs
 
 
-CONVS: list[Conv] = load()
+# The issue 10 and 20 parts, then the multilingual part of issue 32 (`part: ml`, halves "tune" and "held").
+CONVS: list[Conv] = load() + load(HERE / "conversations_ml.yaml")
 
 
 def _times(conv: Conv):
@@ -108,10 +109,22 @@ def render_jsonl(conv: Conv) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The system message of an OpenAI document, by the conversation's language.
+SYSTEM = {
+    "en": "You are a helpful assistant.",
+    "zh": "用中文回答。",
+    "fr": "Tu es un assistant utile. Réponds en français.",
+    "de": "Du bist ein hilfreicher Assistent. Antworte auf Deutsch.",
+    "es": "Eres un asistente útil. Responde en español.",
+    "ja": "あなたは親切なアシスタントです。日本語で答えてください。",
+    "ko": "당신은 친절한 어시스턴트입니다. 한국어로 답하세요.",
+}
+
+
 def render_openai(conv: Conv) -> str:
     if conv.named:
         return _render_openai_named(conv)
-    msgs = [{"role": "system", "content": "You are a helpful assistant." if conv.lang == "en" else "用中文回答。"}]
+    msgs = [{"role": "system", "content": SYSTEM[conv.lang]}]
     for t in conv.turns:
         if t.user:
             msgs.append({"role": "user", "content": t.user})

@@ -44,13 +44,15 @@ Metrics (a ratio whose denominator is 0 is null, printed n/a):
                    `valid_from` is that day / such matched labels (dated_matched; wrong_date lists the misses)
   speaker_accuracy matched labels whose subject is a speaker the log named (two-person chats, role-play OOC)
                    whose card names that person in its title (or as a state card's subject) / such labels
-With labels of both parts selected, `by_part` repeats the figures for each part from the same run.
+With labels of several parts selected, `by_part` repeats the figures for each part from the same run; with
+several languages, `by_lang` does so for each language and, under its `halves`, each of its tuning halves.
 
-Options: --set DIR (default eval/distill), --files a,b (only these input files), --part old|new|all (the
-issue 10 set, the issue 20 set of people's lives, or both), --half A|B (a tuning half), --show (misses and false
-cards), --json, --keep (print and keep the vault), --batch-size N (episodes per LLM call; the fake modes
-default to 1 so a supersede target is always an existing card), --halves (also score half A and half B of
-the tuning split apart, from the same run).
+Options: --set DIR (default eval/distill), --files a,b (only these input files), --part old|new|ml|all (the
+issue 10 set, the issue 20 set of people's lives, issue 32's multilingual set, or all), --half A|B|tune|held (a
+tuning half: A|B of the old and new parts, tune|held of ml), --show (misses and false cards), --json, --keep
+(print and keep the vault), --batch-size N (episodes per LLM call; the fake modes default to 1 so a supersede
+target is always an existing card), --halves (also score each tuning half of the selection apart, from the
+same run).
 A real endpoint's settings are flags, written to the throw-away vault's memvault.yaml, because the runner
 strips every MEMVAULT_* and OPENAI_* variable of the caller (a stray one must not change a measurement):
 --timeout S (llm.timeout), --json-mode json_object|json_schema|text, --max-retries N, --max-output-tokens N.
@@ -533,6 +535,24 @@ def _score_part(labels: list[dict], keyed: dict[str, dict], cards: list[dict], s
     return {k: v for k, v in part.items() if k not in ("seconds", "episodes_per_s")}
 
 
+_SUBSET_DROP = ("seconds", "episodes_per_s", "misses", "false_cards", "wrong_kind", "wrong_date", "speaker_unnamed")
+
+
+def _subset(labels: list[dict], keyed: dict[str, dict], cards: list[dict], keep) -> dict:
+    """The figures of the rows `keep` selects, from the same run: the cards that cite one of their episodes."""
+    rows = [r for r in labels if keep(r)]
+    sub_keyed = {k: e for k, e in keyed.items() if k in {r["episode"] for r in rows}}
+    ids = {e["id"] for e in sub_keyed.values()}
+    sub = score(rows, sub_keyed, [c for c in cards if ids & set(c["episodes"])], 0.0)
+    return {k: v for k, v in sub.items() if k not in _SUBSET_DROP}
+
+
+def _halves(rows) -> list[str]:
+    """The tuning halves present among rows, in README order (A, B of the old and new parts; tune, held of ml)."""
+    present = {half_of(r) for r in rows}
+    return [h for h in ("A", "B", "tune", "held") if h in present]
+
+
 def evaluate(args) -> dict:
     set_dir = Path(args.set).resolve()
     files = [f for f in (args.files or "").split(",") if f] or None
@@ -551,15 +571,17 @@ def evaluate(args) -> dict:
         result = score(labels, keyed, cards, summary["seconds"])
         parts = sorted({part_of(r) for r in labels})
         if len(parts) > 1:  # the same run scored per part (speed is the whole run's)
-            result["by_part"] = {}
-            for part in parts:
-                rows = [r for r in labels if part_of(r) == part]
-                sub_keyed = {k: e for k, e in keyed.items() if k in {r["episode"] for r in rows}}
-                ids = {e["id"] for e in sub_keyed.values()}
-                sub = score(rows, sub_keyed, [c for c in cards if ids & set(c["episodes"])], summary["seconds"])
-                result["by_part"][part] = {k: v for k, v in sub.items()
-                                           if k not in ("seconds", "episodes_per_s", "misses", "false_cards",
-                                                        "wrong_kind", "wrong_date", "speaker_unnamed")}
+            result["by_part"] = {part: _subset(labels, keyed, cards, lambda r, p=part: part_of(r) == p)
+                                 for part in parts}
+        langs = sorted({r["lang"] for r in labels})
+        if len(langs) > 1:  # per language, and each language's tuning halves, from the same run
+            result["by_lang"] = {}
+            for lang in langs:
+                sub = _subset(labels, keyed, cards, lambda r, x=lang: r["lang"] == x)
+                sub["halves"] = {h: _subset(labels, keyed, cards, lambda r, x=lang, y=h: r["lang"] == x
+                                            and half_of(r) == y)
+                                 for h in _halves(r for r in labels if r["lang"] == lang)}
+                result["by_lang"][lang] = sub
         result["engine"] = args.engine + (f" (fake {args.fake})" if args.fake else "") + (
             f" (replay of {Path(args.replay).name})" if args.replay else "")
         result["distill"] = {k: summary[k] for k in ("calls", "cards", "episodes_distilled", "failures",
@@ -567,7 +589,7 @@ def evaluate(args) -> dict:
                              if k in summary}
         if args.halves:
             result["halves"] = {name: _score_part(labels, keyed, cards, summary["seconds"], name)
-                                for name in ("A", "B")}
+                                for name in _halves(labels)}
         if args.keep:
             result["vault"] = str(vault)
         return result
@@ -592,7 +614,7 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--json-mode", choices=("json_object", "json_schema", "text"), help="llm.json_mode")
     p.add_argument("--max-retries", type=int, help="llm.max_retries (HTTP attempts after the first)")
     p.add_argument("--max-output-tokens", type=int, help="llm.max_output_tokens (default 4096)")
-    p.add_argument("--halves", action="store_true", help="also score half A and half B (README) apart")
+    p.add_argument("--halves", action="store_true", help="also score each tuning half (README) apart")
     p.add_argument("--set", default=str(SET_DIR))
     p.add_argument("--files", help="comma-separated input file names (default: all)")
     p.add_argument("--part", choices=("all", "old", "new", "ml"), default="all",
@@ -632,6 +654,14 @@ def main(argv: list[str] | None = None) -> int:
               f"kind {_fmt(r['kind_accuracy'])}, supersede {_fmt(r['supersede_accuracy'])}, "
               f"date {_fmt(r['date_accuracy'])}, speaker {_fmt(r['speaker_accuracy'])}, "
               f"nothing false {r['nothing_false_pct']:.2f} % ({r['nothing_false_episodes']}/{r['nothing_episodes']})")
+    if result.get("by_lang"):
+        print("  by language (precision / recall, nothing-set false; then each tuning half):")
+    for lang, r in (result.get("by_lang") or {}).items():
+        halves = "; ".join(f"{h} {_fmt(x['precision'])} / {_fmt(x['recall'])} ({x['episodes']} ep, "
+                           f"{x['labelled_cards']} cards)" for h, x in r["halves"].items())
+        print(f"    {lang}: {r['episodes']} episodes, {r['labelled_cards']} cards, {r['produced_cards']} produced: "
+              f"{_fmt(r['precision'])} / {_fmt(r['recall'])}, false {r['nothing_false_episodes']}/"
+              f"{r['nothing_episodes']}; {halves}")
     failures = {k: v for k, v in (result["distill"].get("failures") or {}).items() if v}
     if failures:
         print(f"  distill failures (their episodes gave no card): {failures}")

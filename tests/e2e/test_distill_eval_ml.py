@@ -74,3 +74,24 @@ def test_ml_oracle_scores_one_in_every_language():
     for metric in ("precision", "recall", "kind_accuracy", "supersede_accuracy", "supersede_precision"):
         assert oracle[metric] == 1.0, (metric, oracle)
     assert oracle["supersede_pairs"] == 6 and oracle["nothing_false_pct"] == 0.0
+    # per language and per tuning half, from the same run
+    assert sorted(oracle["by_lang"]) == sorted(LANGS)
+    for lang, r in oracle["by_lang"].items():
+        assert (r["precision"], r["recall"], r["nothing_false_episodes"]) == (1.0, 1.0, 0), lang
+        assert sorted(r["halves"]) == ["held", "tune"], lang
+        assert all(h["recall"] == 1.0 for h in r["halves"].values()), lang
+        assert sum(h["labelled_cards"] for h in r["halves"].values()) == r["labelled_cards"], lang
+
+
+def test_per_language_figures_tell_languages_and_halves_apart():
+    """A broken model's per-language figures are each language's own: they differ, and each language's halves
+    add up to its cards and episodes."""
+    broken = runner.evaluate(runner.parse_args(["--engine", "llm", "--fake", "broken", "--part", "ml", "--halves"]))
+    by_lang = broken["by_lang"]
+    assert sum(r["labelled_cards"] for r in by_lang.values()) == broken["labelled_cards"] == 74
+    assert sum(r["matched"] for r in by_lang.values()) == broken["matched"] < 74
+    assert len({r["recall"] for r in by_lang.values()}) > 1
+    for r in by_lang.values():
+        assert sum(h["episodes"] for h in r["halves"].values()) == r["episodes"]
+    assert sorted(broken["halves"]) == ["held", "tune"]
+    assert broken["halves"]["tune"]["episodes"] + broken["halves"]["held"]["episodes"] == 91

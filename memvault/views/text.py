@@ -18,7 +18,12 @@ def beyond_title(title: str, body: str) -> str:
     """What a body adds to its title. An offline card's body is "<who> said: <words>" plus, after a blank line,
     "(<name> asked: …)", and its title is the words ("<name>: <words>" for a named speaker; see
     memvault.distill.offline), so a line shows the question alone rather than the words twice. Any other body
-    is returned as it is."""
+    is returned as it is. A named speaker's card (issue 32) has the title's words first in its body: the rest."""
+    head, _, asked_new = body.partition("\n\n(")
+    lead, flat = flatten(title, len(title) + 1), flatten(head, len(head) + 1)
+    if lead and flat.startswith(lead):
+        rest = flat[len(lead):].lstrip(" .。")
+        return " ".join(x for x in (rest, f"({asked_new}" if asked_new else "") if x)
     who, sep, said = body.partition(" said: ")
     if not sep or len(who) > 60 or "\n" in who:
         return body

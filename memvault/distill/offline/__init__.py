@@ -7,13 +7,15 @@ proposals then take the same validate -> redact -> merge/supersede -> commit pat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from memvault.distill.cards import CARDS_PER_EPISODE, ENTITIES_MAX, ENTITY_MAX, KEY_MAX, TAGS_MAX, TITLE_MAX
 from memvault.distill.offline.cues import KNOWN_KINDS
-from memvault.distill.offline import dates, personal
+from memvault.distill.offline import anylang, canon, dates, personal
+from memvault.distill.offline.entities import entities_of
 from memvault.distill.merge import find_holder
-from memvault.distill.offline.extract import Statement, statements
+from memvault.distill.offline.extract import Statement, _disqualified as disqualified, _is_zh, statements
 from memvault.model import Card, Episode
 
 ENGINE = "offline"
@@ -45,8 +47,30 @@ def voices(ep: Episode) -> list[tuple[str, str | None, str]]:
     return out
 
 
+def _statements(text: str) -> list[Statement]:
+    """The cue tables' statements, or in a language they do not read, what anylang finds by signs that hold
+    in any language."""
+    found = statements(text)
+    if not found and anylang.unread(text):
+        found = [Statement(kind, clause, 1, entities_of(clause)) for kind, clause in anylang.statements(text)]
+    return [st for st in found if not _only_redacted(st.text)]
+
+
+_REDACTED = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")
+_BARE = re.compile(r"(?:是|为|叫|:|：|=|\bis|\bare|\bwas|\bwere|\bto|\bat)$", re.IGNORECASE)
+
+
+def _only_redacted(text: str) -> bool:
+    """A statement whose value was a secret or an address redaction took out ("我的邮箱是 [email]"): what is
+    left says nothing, so no card (the turn stays searchable)."""
+    if not _REDACTED.search(text):
+        return False
+    rest = _REDACTED.sub("", text).strip(" .。!！,，`'\"")
+    return not rest or bool(_BARE.search(rest))
+
+
 def episode_statements(ep: Episode) -> list[Statement]:
-    return [st for _side, _name, text in voices(ep) for st in statements(text)]
+    return [st for _side, _name, text in voices(ep) for st in _statements(text)]
 
 
 def plan(episodes: list[Episode], size: int = BATCH) -> list[list[Episode]]:
@@ -84,12 +108,61 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
     project = batch[0].project
     for i, ep in enumerate(batch):
         mine: list[dict] = []
+        people = assistant_is_person(ep)
         for side, name, text in voices(ep):
             asked = _asked(batch, i, side)
-            for st in statements(text):
-                mine.append(_proposal(st, ep, i, name, asked, cards, project, related))
+            told = _told(text, name, ep.at) if people else ""
+            said = [_proposal(st, ep, i, name, asked, cards, project, related, told) for st in _statements(text)]
+            if name and people:
+                said = _one_memory(said) or _told_card(told, i, name)
+            mine.extend(said)
         proposals.extend(mine[:CARDS_PER_EPISODE])
     return {"cards": proposals}, related
+
+
+_PHOTO_ONLY = re.compile(r"^\S+(?: \S+)? shared a photo of ")
+
+
+# Cheer and encouragement said to the other person: never a memory ("Always here to cheer you on").
+_CHEER = re.compile(r"\b(?:here (?:for|to) (?:you|help|listen|cheer)|cheer(?:ing)? (?:you|u) on|proud of (?:you|u)|"
+                    r"(?:you|u)(?:'ve| have) got this|you can do it|rooting for (?:you|u)|keep (?:it|going|pushing)|"
+                    r"(?:won't|will not|never) (?:give up|quit)|(?:doing|do) (?:my|his|her|their) best)\b", re.IGNORECASE)
+
+
+def _one_memory(said: list[dict]) -> list[dict]:
+    """What a named speaker says in one message, as one card (its body holds the whole of what they told): the
+    first statement's title; a photo shown with nothing said is no memory; a state change stays a card of its
+    own (it supersedes)."""
+    keep = [c for c in said if c["kind"] == "state"]
+    told = [c for c in said if c["kind"] != "state" and not _PHOTO_ONLY.match(c["title"])
+            and not _CHEER.search(c["title"])]
+    return keep + told[:1]
+
+
+FALLBACK_WORDS = 4
+_LIGHT = frozenset("""
+the and that this with have has had was were are for you your just but not all its it's they them their there
+what when been from will would can could some about really much very also too like get got one more than so
+then out now here know think thing things lot feel felt make made time great good awesome amazing glad happy
+""".split())
+_CONTENT = re.compile(r"[^\W\d_]{3,}|\d+")
+
+
+_WISH = re.compile(r"\b(?:would love to|someday|some day|one day)\b")
+_REPORTED = re.compile(r"\b(?:says|said|told|heard|reads somewhere)\b")
+
+
+def _told_card(told: str, i: int, name: str) -> list[dict]:
+    """A message of a named speaker in which no cue found a statement but which tells about the speaker (their
+    name stands in it once the first person is resolved) and enough (FALLBACK_WORDS words of substance):
+    one card of what it tells."""
+    words = [w for w in _CONTENT.findall(told) if w != name and w.lower() not in _LIGHT]
+    if len(words) < FALLBACK_WORDS or name not in told:
+        return []
+    title = told.split(". ")[0]
+    if _REPORTED.search(title) or _WISH.search(title):
+        return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory
+    return [_card("create", "event", title, _cut(told, 900), (name,), i)]
 
 
 def _asked(batch: list[Episode], i: int, side: str) -> str | None:
@@ -107,10 +180,22 @@ def _asked(batch: list[Episode], i: int, side: str) -> str | None:
     return f"{(names or ['Asked'])[0]} asked: {_cut(q, 200)}" if q else None
 
 
+def _told(text: str, name: str | None, at: str | None) -> str:
+    """What a named speaker tells in the whole message, in a memory's form: the body of each of its cards, so a
+    card keeps what its clause is about ("We explored nature, roasted marshmallows…" after "Melanie went camping
+    in the mountains on 1 May 2023")."""
+    if not name:
+        return ""
+    zh = _is_zh(text)
+    return " ".join(canon.canonical(s, name, at, _is_zh(s)) for s in canon.told(text, zh) if not disqualified(s))
+
+
 def _proposal(st: Statement, ep: Episode, i: int, name: str | None, asked: str | None,
-              cards: Mapping[str, Card], project: str, related: list[Card]) -> dict:
+              cards: Mapping[str, Card], project: str, related: list[Card], told: str = "") -> dict:
     who = name or "The user"
-    body = f"{who} said: {_cut(st.text, 600)}" + (f"\n\n({asked})" if asked else "")
+    if name and not told:
+        told = canon.canonical(st.text, name, ep.at, _is_zh(st.text), future=st.plan)
+    body = (_cut(told, 900) if told else f"{who} said: {_cut(st.text, 600)}") + (f"\n\n({asked})" if asked else "")
     entities = st.entities
     if name and name.casefold() not in {e.casefold() for e in entities}:
         entities = (name, *entities)
@@ -132,8 +217,12 @@ def _proposal(st: Statement, ep: Episode, i: int, name: str | None, asked: str |
     caption = personal.photo_caption(st.text) if st.kind == "event" else None
     if caption and personal.only_photo(st.text):
         title = f"{name or 'The user'} shared a photo of {caption}"
+    elif name:
+        title = canon.canonical(st.text, name, ep.at, _is_zh(st.text), future=st.plan)
+        if name not in title:
+            title = f"{name}: {title}"
     else:
-        title = f"{name}: {st.text}" if name else st.text
+        title = st.text
     card = _card("create", st.kind, title, body, entities, i)
     if st.kind == "event":  # what happened or will, on the day its words say (a decision holds from the turn)
         card["valid_from"] = dates.when(st.text, ep.at, future=st.plan)

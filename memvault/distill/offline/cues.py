@@ -36,6 +36,9 @@ CHITCHAT = r"\b(?:lol|lmao|haha+|hehe|brb)\b|哈哈|嘿嘿|累死了|😂|🤣"
 
 # State changes with both the old and the new value. Named groups: subj (may be empty), old, new.
 STATE_EN = (
+    # "the deploy target is now Hetzner, not Fly.io", "we now use X instead of Y"
+    r"(?:(?P<subj>[\w' -]{0,40}?)\s+)?(?:is|are)\s+now\s+(?P<new>[^,;]+?),?\s+(?:not|instead of|no longer)\s+"
+    r"(?P<old>[^,;]+?)(?:\s+any\s?more)?$",
     r"(?:(?P<subj>[\w' -]{0,40}?)\s*)?\b(?:moved|switched|migrated|changed|went|changing|moving|switching|"
     r"migrating|moves|switches|migrates|changes)\s+(?P<subj2>[\w' -]{0,40}?)\s*\bfrom\s+(?P<old>.+?)\s+"
     r"(?:to|over to)\s+(?P<new>.+)$",

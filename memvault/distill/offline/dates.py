@@ -188,6 +188,13 @@ def when(text: str, at: str | None, future: bool = False) -> str | None:
     """The date (YYYY-MM-DD) the first date expression of `text` names, relative ones counted from `at` (the
     turn's ISO time); None when there is none or `at` is unusable for a relative one. `future`: the text is a
     plan, so a bare weekday ("on Saturday", "周六") is the next one, not the last."""
+    found = first_expression(text, at, future)
+    return found[2].isoformat() if found else None
+
+
+def first_expression(text: str, at: str | None, future: bool = False
+                     ) -> tuple[str, re.Match[str], date] | None:
+    """(pattern name, match, the day it names) for the first date expression of `text` that resolves."""
     today = _day(at)
     best: tuple[int, str, re.Match[str]] | None = None
     for name, pat in _PATTERNS:
@@ -202,7 +209,7 @@ def when(text: str, at: str | None, future: bool = False) -> str | None:
             return None
         today = date(2000, 1, 1)
     found = _resolve(name, m, today, future)
-    return found.isoformat() if found else None
+    return (name, m, found) if found else None
 
 
 def _day(at: str | None) -> date | None:

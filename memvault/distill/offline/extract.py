@@ -69,6 +69,7 @@ _USES_ZH = _c(r"用\s*\S")
 _DECIDED_ONLY = _c(r"^(?:那就|这个|就这么)?定了[吧啊。！!]*$|^that's decided$|^it's decided$|^decided$|"
                    r"^(?:好)?就按你说的(?:办|来)?$|^(?:ok )?as you said$", _I)
 _RULE_HEADER = _c(cues.RULE_HEADER, _I)
+_DECIDED_HEAD = _c(r"^(?:我们|那|那就|好)?(?:决定了|定了|就这么定了?)$|^(?:ok(?:ay)?,?\s+)?(?:it's\s+|that's\s+)?decided$", _I)
 _KIND_HEADER = _c(cues.KIND_HEADER, _I)
 _ZH_HEADER = {"决定": "decision", "结论": "decision", "偏好": "preference", "规则": "rule"}
 _DEFERRAL = _c(cues.DEFERRAL, _I)
@@ -305,7 +306,7 @@ def _personal(sentence: str, lineno: int, whole: bool = True, first_only: bool =
 
 def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
     zh = _is_zh(sentence)
-    decided = False
+    decided = joined = False
     forced: str | None = None  # a header clause named the kind of what follows
     heading = ""
     parts: list[list] = []  # [kind | None, text]
@@ -317,6 +318,10 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
             continue
         if _DECIDED_ONLY.match(text):
             decided = True
+            continue
+        if not parts and _DECIDED_HEAD.match(text):
+            decided = joined = True  # "决定了，用 Astro，部署到 Cloudflare Pages": one decision, all it names
+            heading = text
             continue
         header = _KIND_HEADER.match(text)
         if header:
@@ -362,6 +367,8 @@ def _sentence_cards(sentence: str, lineno: int, asked: bool) -> list[Statement]:
             parts[-1][1] += ("，" if zh else ", ") + text  # the reason goes with its statement
             continue
         parts.append([kind, text])
+    if joined and parts:
+        parts = [["decision", ("，" if zh else ", ").join(text for _kind, text in parts)]]
     cards = []
     context = ""  # a clause with no cue just before a statement says what it is about ("beta 来不及了，推迟…")
     for kind, text in parts:

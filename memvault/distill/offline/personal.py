@@ -183,6 +183,17 @@ def _strip(sentence: str, title: bool = False) -> str:
     return s.strip()
 
 
+def strip_lead(sentence: str, title: bool = False) -> str:
+    return _strip(sentence, title)
+
+
+def is_remark(sentence: str, zh: bool) -> bool:
+    """Said of the other person or the moment, or chatter: thanks, greetings, cheer, a question's opening."""
+    if zh:
+        return bool(_ZH_REMARK.match(sentence) or _ZH_SUBJECTLESS_REMARK.search(sentence))
+    return bool(_CHATTER.match(sentence) or _REMARK.match(sentence) or _QUESTIONISH.match(sentence))
+
+
 _PARTS = re.compile(r"\s+[-–—]+\s+|;\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|i've|we|we're|my|our)\b)", _I)
 _ZH_PARTS = re.compile(r"[，,；;—]+")
 

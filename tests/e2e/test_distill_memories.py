@@ -1,0 +1,107 @@
+"""Issue 32's examples, each through the real CLI in real processes with the offline engine: a decision keeps what
+it names, a change of state supersedes the old card (and `conflicts` leaves nothing open), a redacted value alone
+makes no card, a French project log gives cards for its decisions and instructions, and a two-person chat gives
+memories in canonical form (the speaker's name as subject, relative dates absolute), not copied sentences."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import frontmatter
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    return subprocess.run([sys.executable, "-m", "memvault", "--vault", str(root), *args], input=stdin,
+                          capture_output=True, text=True, env=env, cwd=root.parent)
+
+
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "v"
+    assert cli(root, "init", str(root)).returncode == 0
+    return root
+
+
+def chat(turns: list[tuple[str, str]], **extra) -> str:
+    lines = []
+    for user, assistant in turns:
+        lines.append(json.dumps({"role": "user", "content": user, **extra}, ensure_ascii=False))
+        lines.append(json.dumps({"role": "assistant", "content": assistant, **extra}, ensure_ascii=False))
+    return "\n".join(lines) + "\n"
+
+
+def cards(root: Path) -> list[frontmatter.Post]:
+    return [frontmatter.load(p) for p in sorted((root / "cards").rglob("*.md"))]
+
+
+def distil(root: Path, text: str, *capture_args: str) -> list[frontmatter.Post]:
+    done = cli(root, "capture", "--format", "jsonl", "--project", "shop", *capture_args, stdin=text)
+    assert done.returncode == 0, done.stderr
+    done = cli(root, "distill", "--json")
+    assert done.returncode == 0, done.stderr
+    return cards(root)
+
+
+def test_a_decision_card_names_everything_decided(tmp_path):
+    got = distil(vault(tmp_path), chat([("决定了，用 Astro，部署到 Cloudflare Pages。", "好的。")]))
+    decisions = [c for c in got if c["kind"] == "decision"]
+    assert len(decisions) == 1, [c["title"] for c in got]
+    assert "Astro" in decisions[0]["title"] and "Cloudflare Pages" in decisions[0]["title"]
+    assert {"astro", "cloudflare-pages"} <= set(decisions[0]["entities"])
+
+
+def test_now_x_not_y_supersedes_the_old_card_and_conflicts_agrees(tmp_path):
+    root = vault(tmp_path)
+    first = distil(root, chat([("The deploy target is Fly.io.", "OK.")]))
+    assert [c["status"] for c in first] == ["active"] and "Fly.io" in first[0]["title"]
+    got = distil(root, chat([("Actually we switched: the deploy target is now Hetzner, not Fly.io.", "Noted.")],
+                            session="s2"))
+    old = next(c for c in got if c["id"] == first[0]["id"])
+    new = next(c for c in got if c["id"] != first[0]["id"])
+    assert old["status"] == "superseded" and old["superseded_by"] == [new["id"]]
+    assert new["status"] == "active" and "Hetzner" in new["title"] and new["supersedes"] == [old["id"]]
+    done = cli(root, "conflicts", "--json")
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(done.stdout or "{}").get("conflicts", []) == []
+    hits = json.loads(cli(root, "search", "where do we deploy", "--cards-only", "--json").stdout)["hits"]
+    assert hits[0]["id"] == new["id"]
+
+
+def test_a_redacted_value_alone_makes_no_card(tmp_path):
+    got = distil(vault(tmp_path), chat([("我的邮箱是 alice@example.com", "记下了。"),
+                                        ("My email is bob@example.org", "Noted.")]))
+    assert got == [], [c["title"] for c in got]
+
+
+def test_a_french_project_log_gives_cards_for_its_decisions_and_instructions(tmp_path):
+    root = vault(tmp_path)
+    log = ROOT / "eval" / "distill" / "inputs" / "claude-code-projet-fr.jsonl"
+    assert cli(root, "capture", str(log)).returncode == 0
+    done = cli(root, "distill", "--json")
+    assert done.returncode == 0, done.stderr
+    titles = " | ".join(c["title"] for c in cards(root))
+    for name in ("FastAPI", "PostgreSQL 16", "SQLAlchemy 2", "logging", "Conventional Commits", "300"):
+        assert name in titles, (name, titles)
+    kinds = {c["kind"] for c in cards(root)}
+    assert {"decision", "rule"} <= kinds, kinds
+
+
+def test_a_two_person_chat_gives_memories_not_copied_sentences(tmp_path):
+    turns = [("Hey Mel! Good to see you! How have you been?", "Hey Caroline! Swamped with the kids & work."),
+             ("I went to a LGBTQ support group yesterday and it was so powerful.", "Wow, that's cool, Caroline!"),
+             ("Thanks Mel! You're so sweet.", "Always here to cheer you on!")]
+    lines = []
+    for n, (user, assistant) in enumerate(turns):
+        for role, who, text in (("user", "Caroline", user), ("assistant", "Melanie", assistant)):
+            lines.append(json.dumps({"role": role, "speaker": who, "content": text,
+                                     "ts": "2023-05-08T13:56:00", "session": 1, "id": f"D1:{n}"}))
+    got = distil(vault(tmp_path), "\n".join(lines) + "\n")
+    titles = [c["title"] for c in got]
+    assert titles == ["Caroline went to a LGBTQ support group on 7 May 2023 and it was so powerful"], titles
+    assert str(got[0]["valid_from"]) == "2023-05-07"

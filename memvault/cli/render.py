@@ -19,6 +19,12 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
     for key in ("last_distill", "pending_episodes"):
         if key in data:
             rows.append((key.replace("_", " "), str(data[key] if data[key] is not None else "-")))
+    none = data.get("episodes_without_cards") or {}
+    if any(none.values()):
+        rows.append(("no card from", f"{none.get('no_statement', 0)} episodes with no statement found, "
+                                     f"{none.get('unread_language', 0)} in a language the offline engine does not "
+                                     "read" + ("" if data["llm"]["base_url"] else
+                                               " (set llm.base_url, then `memvault distill --upgrade`)")))
     llm = data["llm"]
     if llm["base_url"]:
         rows.append(("llm", f"{llm['model']} at {llm['base_url']} ({llm['base_url_from']})"))

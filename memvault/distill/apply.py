@@ -128,6 +128,8 @@ def commit(run: Run, batch_id: str, at: str, ids: list[str], working: dict[str, 
     }
     if born:
         record["born_superseded"] = born
+    if any(run.batch_nothing.values()):
+        record["nothing"] = dict(run.batch_nothing)
     written = write_change_set(run.vault, run.cards, working, before, run.entities.names, record,
                                hook=lambda point: crash_point(f"{point}:{n}"))
     run.cards.update(written)

@@ -51,6 +51,8 @@ class Summary:
     # cards the batches wrote, by what happened to them (CARD_COUNTS); `empty` counts batches that wrote none
     cards: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CARD_COUNTS, 0))
     empty: int = 0
+    # episodes that gave no card, by why (the offline engine): a language it reads only by signs, no statement
+    nothing: dict[str, int] = field(default_factory=lambda: {"unread_language": 0, "no_statement": 0})
     failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
     errors: list[str] = field(default_factory=list)
     failed_episodes: list[str] = field(default_factory=list)  # of the failed batches: they stay pending
@@ -79,7 +81,7 @@ class Summary:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "episodes_distilled": self.episodes_distilled,
             "cards": dict(self.cards),
-            "empty": self.empty, "failures": dict(self.failures), "errors": list(self.errors),
+            "empty": self.empty, "nothing": dict(self.nothing), "failures": dict(self.failures), "errors": list(self.errors),
             "failed_episodes": list(self.failed_episodes), "repairs": dict(self.repairs),
             "stopped": self.stopped, "recovered": self.recovered, "rolled_back": self.rolled_back,
             "rollback_fallback": list(self.rollback_fallback),
@@ -133,3 +135,4 @@ class Run:
     batch_no: int = 0
     engine: str = "llm"  # llm | offline
     upgrade: bool = False  # --upgrade: an LLM re-reads what only the offline engine read
+    batch_nothing: dict[str, int] = field(default_factory=dict)  # the batch's episodes that gave no card, by why

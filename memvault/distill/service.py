@@ -291,6 +291,9 @@ def _offline(run: Run, batch: list[Episode]) -> tuple[list[Card], list[Proposal]
     from memvault.distill.proposals import InvalidOutput, validate_output
 
     data, related = offline.propose(batch, run.cards)
+    run.batch_nothing = offline.nothing(batch, data)
+    for reason, n in run.batch_nothing.items():
+        run.summary.nothing[reason] = run.summary.nothing.get(reason, 0) + n
     try:
         proposals = validate_output(data, n_episodes=len(batch), n_related=len(related), kinds=run.kinds)
     except InvalidOutput as exc:

@@ -93,7 +93,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
                 break
     journal_files = vault.journal_files()
     report.files += len(journal_files)
-    vault.journal(problems=errors)
+    _unread_warning(vault, vault.journal(problems=errors), report)
     for path in sorted((vault.root / "audit").glob("*.log")):
         report.files += 1
         for lineno, raw in iter_lines(path):
@@ -103,6 +103,16 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     errors += _scan_secrets(vault)
     report.problems = [str(e.message) for e in errors if e.path not in excused]
     return report
+
+
+def _unread_warning(vault: Vault, journal: list[dict], report: DoctorReport) -> None:
+    """Not damage, but memory silently missing: turns in a language the offline engine does not read."""
+    from memvault.views.stats import nothing_counts
+
+    unread = nothing_counts(journal)["unread_language"]
+    if unread:
+        report.warnings.append(f"{unread} episodes are in a language the offline engine does not read and gave no "
+                               "card: set llm.base_url in memvault.yaml, then run `memvault distill --upgrade`")
 
 
 def _interrupted(vault: Vault, report: DoctorReport) -> set[str]:

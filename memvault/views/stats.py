@@ -63,6 +63,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         "entities": len(vault.entity_files()),
         "journal_entries": len(journal),
         "last_distill": last_distill(journal),
+        # Episodes the offline engine read and found nothing in, by why (journal lines of issue 32 on).
+        "episodes_without_cards": nothing_counts(journal),
         # Derived from the journal (truth), so a vault synced from another machine counts the same.
         "pending_episodes": sum(1 for ep in episodes if ep.id not in distilled),
         "damaged": len(problems),
@@ -77,3 +79,13 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         },
         "embeddings": embeddings,
     }
+
+
+def nothing_counts(journal: list[dict]) -> dict[str, int]:
+    """Episodes the offline engine gave no card, by why, summed over the journal's distill lines."""
+    out = {"unread_language": 0, "no_statement": 0}
+    for rec in journal:
+        for reason, n in (rec.get("nothing") or {}).items():
+            if reason in out and isinstance(n, int):
+                out[reason] += n
+    return out

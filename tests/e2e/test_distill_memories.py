@@ -105,3 +105,24 @@ def test_a_two_person_chat_gives_memories_not_copied_sentences(tmp_path):
     titles = [c["title"] for c in got]
     assert titles == ["Caroline went to a LGBTQ support group on 7 May 2023 and it was so powerful"], titles
     assert str(got[0]["valid_from"]) == "2023-05-07"
+
+
+def test_turns_that_give_nothing_are_counted_and_said_with_their_reason(tmp_path):
+    root = vault(tmp_path)
+    text = chat([("Merci beaucoup, c'est parfait pour aujourd'hui.", "Avec plaisir."),
+                 ("안녕하세요, 오늘 날씨가 좋네요.", "네, 정말 좋네요."),
+                 ("On part sur FastAPI pour l'API, pas Flask.", "Compris."),
+                 ("Thanks, see you tomorrow!", "Bye!")])
+    assert cli(root, "capture", "--format", "jsonl", "--project", "p", stdin=text).returncode == 0
+    done = cli(root, "distill", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["nothing"] == {"unread_language": 2, "no_statement": 1}, summary
+    assert summary["cards"]["created"] == 1
+    # said even in a pipe (cron's mail): the fix is a setting away
+    assert "2 turns are in a language the offline engine does not read" in done.stderr
+    assert "distill --upgrade" in done.stderr and "llm.base_url" in done.stderr
+    stats = json.loads(cli(root, "stats", "--json").stdout)
+    assert stats["episodes_without_cards"] == {"unread_language": 2, "no_statement": 1}
+    doctor = cli(root, "doctor")
+    assert doctor.returncode == 0 and "2 episodes are in a language the offline engine does not read" in doctor.stderr

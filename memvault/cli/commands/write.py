@@ -165,6 +165,12 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, qui
         ids = summary.failed_episodes
         err(f"{len(ids)} episodes not distilled; they stay pending for the next run: {', '.join(ids[:5])}"
             + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
+    unread = summary.nothing.get("unread_language", 0)
+    if unread and not dry_run:
+        # Trigger: turns in a language the offline engine reads only by signs gave no card. Why: a silent
+        # "success" hid exactly this (42 French and Korean turns, 0 cards). Outcome: said even to cron's mail.
+        err(f"warning: {unread} turns are in a language the offline engine does not read and gave no card; "
+            "set llm.base_url in memvault.yaml and run `memvault distill --upgrade` to read them with a model")
     if as_json:
         print_json({**summary.to_json(), **(extra or {})})
     elif dry_run:
@@ -176,8 +182,11 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, qui
         pass
     elif summary.engine == "offline":
         n = summary.cards
+        none = sum(summary.nothing.values())
         typer.echo(f"engine offline: {n['created']} cards from {summary.episodes_distilled} episodes "
-                   f"({n['merged']} merged, {n['superseded']} superseded; {summary.pending_after} pending)")
+                   f"({n['merged']} merged, {n['superseded']} superseded; {summary.pending_after} pending)"
+                   + (f"; {none} episodes gave nothing ({summary.nothing.get('no_statement', 0)} with no statement"
+                      f", {unread} in a language it does not read)" if none else ""))
     else:
         n = summary.cards
         typer.echo(f"{summary.episodes_distilled} episodes in {summary.batches} batches: {n['created']} "

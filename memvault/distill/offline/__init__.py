@@ -165,6 +165,19 @@ def _told_card(told: str, i: int, name: str) -> list[dict]:
     return [_card("create", "event", title, _cut(told, 900), (name,), i)]
 
 
+def nothing(batch: list[Episode], data: dict) -> dict[str, int]:
+    """How many of the batch's episodes gave no card, and why: every side in a language the cue tables do not
+    read (anylang found nothing either), or no statement found."""
+    used = {int(e[1:]) for c in data["cards"] for e in c.get("episodes", ()) if e[1:].isdigit()}
+    out = {"unread_language": 0, "no_statement": 0}
+    for i, ep in enumerate(batch):
+        if i in used:
+            continue
+        texts = [t for _side, _name, t in voices(ep) if t.strip()]
+        out["unread_language" if texts and all(anylang.unread(t) for t in texts) else "no_statement"] += 1
+    return out
+
+
 def _asked(batch: list[Episode], i: int, side: str) -> str | None:
     """The question a side answers: the user's in the same turn for the assistant, the assistant's last words
     before for the user (same session), when they end in one. A reply ("Watching the meteor shower with the

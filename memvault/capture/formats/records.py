@@ -9,7 +9,8 @@ import re
 from memvault.model import InputProblem, Message
 
 
-FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text")
+FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "cursor", "gemini",
+           "antigravity", "claude-ai", "opencode", "text")
 
 Item = Message | InputProblem
 

@@ -33,6 +33,7 @@ from memvault.vault import codec
 from memvault.vault.pages import EntityTable, recover, write_change_set
 from memvault.vault.store import Vault
 
+REMOVED = "removed from "  # the reason of a retraction this command made
 SIMILAR = 60  # rapidfuzz ratio from which a new statement is the edit of a removed one (else new + retracted)
 _GLOBAL_DIRS = {".claude", ".gemini", ".codex", ".cursor", ".config"}
 
@@ -71,6 +72,8 @@ def import_rules(vault: Vault, paths: Sequence[Path], *, now: Callable[[], str],
     check_project(project)
     read: list[tuple[str, str | None, list[Statement]]] = []
     for path in paths:
+        if _label(path) in [label for label, _p, _s in read]:
+            continue  # the same file twice (or CLAUDE.md a link to AGENTS.md): read once
         try:
             raw = path.read_bytes()
         except OSError as exc:
@@ -91,7 +94,7 @@ def import_rules(vault: Vault, paths: Sequence[Path], *, now: Callable[[], str],
         before: dict[str, Card | None] = {}
         results = []
         for label, proj, statements in read:
-            mine = [c for c in existing.values() if _from(c, label) and c.status == "active"]
+            mine = [c for c in existing.values() if _from(c, label)]
             results.append(_plan(label, proj, statements, mine, at, taken, working, before))
         result = ImportRulesResult(results, dry_run)
         if dry_run or not working:
@@ -112,11 +115,16 @@ def import_rules(vault: Vault, paths: Sequence[Path], *, now: Callable[[], str],
 def _plan(label: str, project: str | None, statements: list[Statement], mine: list[Card], at: str, taken,
           working: dict[str, Card], before: dict[str, Card | None]) -> FileResult:
     res = FileResult(file=label, statements=len(statements))
-    have = {c.source.get("hash"): c for c in mine}
-    fresh = [st for st in statements if st.digest not in have]
+    # Known words: an active card, or one a person retired by hand (forget, resolve, remember --supersedes),
+    # which a re-import must not bring back. Cards this command retired (an edit, a removed line) do not count:
+    # words put back are a new card.
+    replaced = {old for c in mine for old in c.supersedes}
+    removed = {c.id for c in mine if str((c.extra.get("retracted") or {}).get("reason", "")).startswith(REMOVED)}
+    known = {c.source.get("hash") for c in mine if c.status == "active" or c.id not in replaced | removed}
+    fresh = [st for st in statements if st.digest not in known]
     res.unchanged = len(statements) - len(fresh)
     said = {st.digest for st in statements}
-    gone = [c for c in mine if c.source.get("hash") not in said]
+    gone = [c for c in mine if c.status == "active" and c.source.get("hash") not in said]
     pairs = _pair(gone, fresh)
     for st in fresh:
         cid = cardlib.card_id(at, f"rules\x1f{label}\x1f{st.digest}\x1f{at}", _Ids(taken, working))
@@ -133,7 +141,7 @@ def _plan(label: str, project: str | None, statements: list[Statement], mine: li
         if c.id in paired:
             continue
         extra = dict(c.extra)
-        extra["retracted"] = {"at": at, "reason": f"removed from {label}"}
+        extra["retracted"] = {"at": at, "reason": f"{REMOVED}{label}"}
         working[c.id], before[c.id] = dataclasses.replace(c, status="retracted", extra=extra), c
         res.retracted.append(c.id)
     return res
@@ -186,8 +194,9 @@ def _from(card: Card, label: str) -> bool:
 
 
 def _label(path: Path) -> str:
-    full = Path(os.path.abspath(path.expanduser()))
-    home = Path.home()
+    """How cards name the file: the file itself (a link followed), `~/…` under the home folder."""
+    full = Path(os.path.realpath(path.expanduser()))
+    home = Path(os.path.realpath(Path.home()))
     try:
         return "~/" + full.relative_to(home).as_posix()
     except ValueError:

@@ -123,3 +123,16 @@ def test_bad_input_is_refused_before_anything_is_written(run, vault, tmp_path):
     assert "logo.png" in run("import-rules", str(binary), code=2).stderr
     assert run("import-rules", str(repo / "CLAUDE.md"), "--project", "bad/name", code=2)
     assert _bytes(vault) == before
+
+
+def test_a_hand_retraction_holds_and_a_linked_file_is_read_once(run, vault, tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "CLAUDE.md").unlink()
+    (repo / "CLAUDE.md").symlink_to("AGENTS.md")  # many repositories keep one file under both names
+    out = run.json("import-rules", str(repo / "AGENTS.md"), str(repo / "CLAUDE.md"), "--json")
+    assert len(out["files"]) == 1 and len(out["files"][0]["new"]) == 4
+    assert run.json("import-rules", str(repo / "CLAUDE.md"), "--json")["changed"] is False
+    cid = out["files"][0]["new"][0]
+    run("forget", cid, "--retract", "--reason", "we dropped this rule")
+    again = run.json("import-rules", str(repo / "AGENTS.md"), "--json")
+    assert again["changed"] is False and _show(run, cid)["status"] == "retracted"

@@ -26,8 +26,8 @@ _STEP = re.compile(r"^[A-Z][A-Z0-9_]+$")
 
 def is_line(obj: dict) -> bool:
     kind = obj.get("type")
-    return isinstance(kind, str) and _STEP.match(kind) is not None and "content" in obj \
-        and ("created_at" in obj or "source" in obj or "status" in obj)
+    return (isinstance(kind, str) and _STEP.match(kind) is not None and "content" in obj and "role" not in obj
+            and ("created_at" in obj or "source" in obj or "status" in obj))
 
 
 def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from memvault.model import InputProblem, Message
 
 from .content import content_text, role_of
-from .document import iter_document
-from .records import Item, Shape, str_or_none
+from .document import each_conversation, iter_document
+from .records import Item, Shape, started, str_or_none
 from .times import normalize_ts
 
 
@@ -24,12 +24,8 @@ def read(stream: typing.BinaryIO, name: str) -> Iterator[Item]:
 
 
 def _document(doc: object, name: str) -> Iterator[Item]:
-    conversations = doc if isinstance(doc, list) else [doc]
-    for ci, conv in enumerate(conversations, start=1):
-        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
-            yield InputProblem(name, None, f"conversation {ci}: unexpected shape: no chat_messages")
-            continue
-        yield from _conversation(conv, ci, name)
+    return each_conversation(doc, name, "chat_messages", list,
+                             lambda conv, ci: started(_conversation(conv, ci, name)))
 
 
 def _conversation(conv: dict, ci: int, name: str) -> Iterator[Item]:
@@ -37,7 +33,6 @@ def _conversation(conv: dict, ci: int, name: str) -> Iterator[Item]:
     created = normalize_ts(conv.get("created_at"))
     raw = [m for m in conv["chat_messages"] if isinstance(m, dict)]
     kept = _branch(raw)
-    start = True
     for mi, m in enumerate(raw, start=1):
         ref = str_or_none(m.get("uuid")) or f"{name}#{ci}.{mi}"
         if kept is not None and id(m) not in kept:
@@ -46,14 +41,9 @@ def _conversation(conv: dict, ci: int, name: str) -> Iterator[Item]:
                               session=session)
             continue
         try:
-            msg = _message(m, ref, session, created)
+            yield _message(m, ref, session, created)
         except Shape as e:
             yield InputProblem(name, None, f"conversation {ci}, message {mi}: unexpected shape: {e}")
-            continue
-        if start:
-            msg = Message(**{**msg.__dict__, "start": True})
-            start = False
-        yield msg
 
 
 def _branch(messages: list[dict]) -> set[int] | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from memvault.model import Message
 
 from .content import content_text, role_of
-from .records import Item, Shape, basename, line_ref
+from .records import Item, Shape, line_ref, session_from_name
 
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 # A user message that is only context Cursor attached, with no query in it.
@@ -30,7 +30,7 @@ def is_line(obj: dict) -> bool:
 
 def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
     if "session" not in state:
-        state["session"] = _session_from_name(state["name"])
+        state["session"] = session_from_name(state["name"])
     message = obj.get("message")
     if not isinstance(message, dict):
         raise Shape("message is not an object")
@@ -46,11 +46,3 @@ def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
     yield Message(role=role, text=text, ref=line_ref(state, lineno), session=state["session"], tools=tools,
                   harness=harness)
 
-
-def _session_from_name(name: str) -> str | None:
-    """The conversation id Cursor names the file by; None on stdin (capture derives one from the opening)."""
-    if name.startswith("<"):
-        return None
-    base = basename(name) or ""
-    stem = base[:-6] if base.lower().endswith(".jsonl") else base
-    return stem or None

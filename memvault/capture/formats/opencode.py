@@ -17,7 +17,7 @@ from memvault.model import InputProblem, Message
 
 from .content import role_of
 from .document import iter_document
-from .records import Item, Shape, basename, str_or_none
+from .records import Item, Shape, basename, started, str_or_none
 from .times import normalize_ts
 
 
@@ -37,17 +37,15 @@ def _document(doc: object, name: str) -> Iterator[Item]:
     info = doc["info"]
     session = str_or_none(info.get("id"))
     cwd = str_or_none(info.get("directory"))
-    start = True
-    for mi, m in enumerate(doc["messages"], start=1):
+    yield from started(_messages(doc["messages"], name, session, cwd))
+
+
+def _messages(messages: list, name: str, session: str | None, cwd: str | None) -> Iterator[Item]:
+    for mi, m in enumerate(messages, start=1):
         try:
-            msg = _message(m, mi, name, session, cwd)
+            yield _message(m, mi, name, session, cwd)
         except Shape as e:
             yield InputProblem(name, None, f"message {mi}: unexpected shape: {e}")
-            continue
-        if start:
-            msg = Message(**{**msg.__dict__, "start": True})
-            start = False
-        yield msg
 
 
 def _message(m: object, mi: int, name: str, session: str | None, cwd: str | None) -> Message:

@@ -8,7 +8,7 @@ it, in one change set through the same writer as `remember` (pages.write_change_
 - an edited statement (its old words gone, new words at the same line, else the closest new words) writes a
   card that supersedes the old one;
 - a statement removed from the file retracts its card (kept as a trace with the reason), since an agent no
-  longer follows it; putting the line back writes a new card.
+  longer follows it; the same words back in the file make that card active again.
 
 Statements are redacted before anything is derived from them (ids, hashes, titles).
 """
@@ -46,10 +46,12 @@ class FileResult:
     unchanged: int = 0
     superseded: list[tuple[str, str]] = field(default_factory=list)  # (old id, new id)
     retracted: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)  # cards of removed statements that are back
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "statements": self.statements, "new": self.new, "unchanged": self.unchanged,
-                "superseded": [{"old": o, "new": n} for o, n in self.superseded], "retracted": self.retracted}
+                "superseded": [{"old": o, "new": n} for o, n in self.superseded], "retracted": self.retracted,
+                "restored": self.restored}
 
 
 @dataclass
@@ -59,7 +61,7 @@ class ImportRulesResult:
 
     @property
     def changed(self) -> bool:
-        return any(f.new or f.superseded or f.retracted for f in self.files)
+        return any(f.new or f.superseded or f.retracted or f.restored for f in self.files)
 
     def to_json(self) -> dict[str, Any]:
         return {"files": [f.to_json() for f in self.files], "changed": self.changed, "dry_run": self.dry_run}
@@ -106,7 +108,7 @@ def import_rules(vault: Vault, paths: Sequence[Path], *, now: Callable[[], str],
             "superseded": [{"id": o, "by": [n], "before": codec.card_to_text(before[o], vault.rules)}
                            for f in results for o, n in f.superseded],
             "updated": [{"id": cid, "before": codec.card_to_text(before[cid], vault.rules)}
-                        for f in results for cid in f.retracted],
+                        for f in results for cid in [*f.retracted, *f.restored]],
         }
         write_change_set(vault, existing, working, before, EntityTable.load(vault).names, record)
         return result
@@ -116,13 +118,23 @@ def _plan(label: str, project: str | None, statements: list[Statement], mine: li
           working: dict[str, Card], before: dict[str, Card | None]) -> FileResult:
     res = FileResult(file=label, statements=len(statements))
     # Known words: an active card, or one a person retired by hand (forget, resolve, remember --supersedes),
-    # which a re-import must not bring back. Cards this command retired (an edit, a removed line) do not count:
-    # words put back are a new card.
+    # which a re-import must not bring back. Cards this command retired do not count: the words of an edited
+    # statement that come back are a new card; those of a removed one bring their card back (a file cut short
+    # by accident, then restored, leaves the cards as they were).
     replaced = {old for c in mine for old in c.supersedes}
-    removed = {c.id for c in mine if str((c.extra.get("retracted") or {}).get("reason", "")).startswith(REMOVED)}
-    known = {c.source.get("hash") for c in mine if c.status == "active" or c.id not in replaced | removed}
+    removed = {c.source.get("hash"): c for c in mine if c.status == "retracted"
+               and str((c.extra.get("retracted") or {}).get("reason", "")).startswith(REMOVED)}
+    known = {c.source.get("hash") for c in mine
+             if c.status == "active" or (c.id not in replaced and c.source.get("hash") not in removed)}
     fresh = [st for st in statements if st.digest not in known]
     res.unchanged = len(statements) - len(fresh)
+    for st in [st for st in fresh if st.digest in removed]:
+        fresh.remove(st)
+        c = removed[st.digest]
+        extra = {k: v for k, v in c.extra.items() if k != "retracted"}
+        source = {**c.source, "ref": f"{label}:{st.line}", "line": st.line}
+        working[c.id], before[c.id] = dataclasses.replace(c, status="active", extra=extra, source=source), c
+        res.restored.append(c.id)
     said = {st.digest for st in statements}
     gone = [c for c in mine if c.status == "active" and c.source.get("hash") not in said]
     pairs = _pair(gone, fresh)

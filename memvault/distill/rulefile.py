@@ -57,6 +57,7 @@ def read_statements(text: str) -> list[Statement]:
     """Every statement of a rules file, in file order, the same text once (its first line)."""
     lines = text.splitlines()
     start = _after_front_matter(lines)
+    start, fragment = _cut_start(lines, start)
     out: list[Statement] = []
     section = ""
     in_fence = in_comment = False
@@ -110,6 +111,8 @@ def read_statements(text: str) -> list[Statement]:
             flush()  # a paragraph right under a list item, not indented: not its continuation
         para.append((lineno, _plain(raw)))
     flush()
+    if fragment is not None and out and out[0].line == fragment:
+        out.pop(0)  # the end of a sentence whose start was cut off
     seen: set[str] = set()
     unique = []
     for st in out:
@@ -125,7 +128,44 @@ def _after_front_matter(lines: list[str]) -> int:
         for i in range(1, len(lines)):
             if lines[i].strip() == "---":
                 return i + 1
+        return len(lines)  # a file cut inside its front matter: nothing stated yet
     return 0
+
+
+_YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*:(\s|$)")
+
+
+def _cut_start(lines: list[str], start: int) -> tuple[int, int | None]:
+    """Where to begin reading a file that may be cut at its start (a half-saved file, `tail` of one), and the
+    line of a sentence fragment to drop: the rest of a front matter block (`key: value` lines up to `---`),
+    of a code block (a bare closing fence with no opening fence before it), of an HTML comment (`-->` before
+    any `<!--`), indented lines (a list item's wrapped tail, nested items whose label is gone), or prose that
+    begins in lower case mid-sentence."""
+    body = [i for i in range(start, len(lines)) if lines[i].strip()]
+    if not body:
+        return start, None
+    first = body[0]
+    head = list(range(first, len(lines)))
+    yaml_end = next((i for i in head if lines[i].strip() == "---"), None)
+    if yaml_end is not None and yaml_end > first and all(_YAML_KEY.match(lines[i]) or lines[i][:1].isspace()
+                                                         for i in range(first, yaml_end)):
+        return _cut_start(lines, yaml_end + 1)
+    fences = [i for i in head if _FENCE.match(lines[i])]
+    if len(fences) % 2 and lines[fences[0]].strip() in ("```", "~~~"):
+        return _cut_start(lines, fences[0] + 1)  # a bare fence first, one too many: it closes a cut block
+    closing, opening = _find(lines, head, "-->"), _find(lines, head, "<!--")
+    if closing is not None and (opening is None or closing < opening):
+        return _cut_start(lines, closing + 1)
+    if lines[first][:1].isspace():  # the tail of a list item, or nested items whose label was cut off
+        nxt = next((i for i in head if lines[i].strip() and not lines[i][:1].isspace()), len(lines))
+        return _cut_start(lines, nxt)
+    if lines[first][:1].islower() and lines[first][:1].isascii() and not _ITEM.match(lines[first]):
+        return start, first + 1
+    return start, None
+
+
+def _find(lines: list[str], rows: list[int], needle: str) -> int | None:
+    return next((i for i in rows if needle in lines[i]), None)
 
 
 def _drop_comments(raw: str, in_comment: bool) -> tuple[str, bool]:

@@ -89,10 +89,13 @@ def test_edit_supersedes_and_removal_retracts(run, vault, tmp_path):
     pack = run("context", "how do we test", "--project", "harbor-api").stdout
     assert "vitest 3" in pack and "not jest" not in pack and "named exports" not in pack
 
-    # A line put back is a new card; running again with nothing changed writes nothing.
+    # A line put back brings its card back, now at its new line; again with nothing changed writes nothing.
     claude.write_text(text + "\n- Prefer named exports over default exports.\n", encoding="utf-8")
     back = run.json("import-rules", str(claude), "--json")["files"][0]
-    assert len(back["new"]) == 1 and back["new"][0] != first["Prefer named exports over default exports."]
+    named = first["Prefer named exports over default exports."]
+    assert back["new"] == [] and back["restored"] == [named]
+    assert _show(run, named)["status"] == "active" and "retracted:" not in _cards(vault)[named]
+    assert _show(run, named)["source"]["ref"] == f"{claude}:{len(text.splitlines()) + 2}"
     assert run.json("import-rules", str(claude), "--json")["changed"] is False
 
 

@@ -299,4 +299,4 @@ def import_rules(
     for f in result.files:
         typer.echo(f"{f.file}: {f.statements} statements, {len(f.new) - len(f.superseded)} new, "
                    f"{len(f.superseded)} {verb}superseded, {len(f.retracted)} {verb}retracted, "
-                   f"{f.unchanged} unchanged")
+                   f"{len(f.restored)} {verb}restored, {f.unchanged} unchanged")

@@ -158,6 +158,7 @@ def supersede(old: Card, new: Card) -> tuple[Card, Card]:
 
 
 FOLD_SOURCE = "fold"  # source.kind of a folded card (memvault.distill.fold writes them)
+RULES_SOURCE = "rules"  # source.kind of a card `import-rules` read from an agent's rules file (`ref: FILE:LINE`)
 
 
 def is_folded(card: Card) -> bool:
@@ -168,5 +169,7 @@ def is_folded(card: Card) -> bool:
 def sourceless_label(source: Mapping[str, Any] | None) -> str:
     """What `show` says of a card with no source turns: by hand (`remember`), or built from other cards."""
     kind = (source or {}).get("kind")
+    if kind == RULES_SOURCE and isinstance((source or {}).get("ref"), str):
+        return f"{source['ref']} (a rules file; memvault import-rules)"
     return {FOLD_SOURCE: "(none: folded from the cards it lists)",
             "consolidate": "(none: a synopsis of the project's cards)"}.get(kind, "(written by hand)")

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from memvault.capture import formats
+from memvault.capture.formats.lines import Replay
 from memvault.errors import InputError
 
 SNIFF_BYTES = 64 * 1024
@@ -36,7 +37,7 @@ def open_messages(stream: BinaryIO, fmt: str, name: str, sidechains: bool,
                 raise UnknownShape(name, exc.message) from None
     elif fmt not in formats.FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose one of auto, {', '.join(formats.FORMATS)}")
-    joined = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
+    joined = io.BufferedReader(Replay(head, stream), buffer_size=1 << 16)
     return fmt, formats.iter_messages(
         joined, fmt, name, sidechains=sidechains, max_line_bytes=max_line_bytes
     )
@@ -74,25 +75,3 @@ class UnknownShape(InputError):
     def __init__(self, name: str, reason: str):
         self.reason = reason
         super().__init__(f"{name}: {reason}")
-
-
-class _Prefixed(io.RawIOBase):
-    """The bytes already read for sniffing, then the rest of the stream (stdin cannot seek back)."""
-
-    def __init__(self, head: bytes, rest: BinaryIO):
-        self._head = memoryview(head)
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf) -> int:
-        if self._head:
-            n = min(len(buf), len(self._head))
-            buf[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(buf))
-        n = len(data)
-        buf[:n] = data
-        return n

@@ -370,7 +370,9 @@ def _moved(p: _Prepared, session: str, turn: int) -> _Prepared:
 
 
 # Formats whose logs say where a conversation starts (a header, a root message, a session_meta, a document).
-STARTS_SAID = frozenset({"claude-code", "codex", "sillytavern", "openai", "chatgpt"})
+# A Cursor or Antigravity log always opens with the person's prompt, so an answer first is always a cut.
+STARTS_SAID = frozenset({"claude-code", "codex", "sillytavern", "openai", "chatgpt", "cursor", "gemini",
+                         "antigravity", "claude-ai", "opencode"})
 
 
 def _utc_now() -> str:

@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "distill": ("write", "Turn pending episodes into memory cards."),
     "remember": ("write", "Write a memory card by hand."),
     "forget": ("write", "Retract or purge a card."),
+    "import-rules": ("write", "Cards from agents' rule files: CLAUDE.md, AGENTS.md …"),
     "context": ("read", "A token-budgeted memory pack for a prompt."),
     "conflicts": ("settle", "Active cards that cannot both be true."),
     "resolve": ("settle", "Settle a conflict: card A supersedes card B."),

@@ -4,7 +4,8 @@ Owns: the distill run (service: lock, batches, the propose -> apply -> commit of
 start; run: its Summary and state), batching and related cards (batching), the LLM engine and its prompt
 (llm_engine, prompts/), the OpenAI-compatible client (llm/), the reply schema (proposals), near-duplicate merge
 and supersede (merge), reading the journal (journal), rollback after a history edit (rollback: the plan,
-history: applying it), the `--auto` cron rules (auto), `remember` and `forget`. `cards` re-exports the pure
+history: applying it), the `--auto` cron rules (auto), `remember`, `forget`, and `import-rules` (import_rules;
+rulefile reads an agent's rules file into statements). `cards` re-exports the pure
 card logic under its old name.
 
 May import: core (memvault.errors, model, choices), redact/, vault/, and search/ only for tokenize and bm25.

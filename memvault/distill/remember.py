@@ -51,8 +51,8 @@ def remember(
     # Redacted before anything else: the card id, entity slugs and file names derive from these strings.
     # (codec.card_to_text redacts again; this pass keeps secrets out of slugs and the id's hash input.)
     check_project(project)
-    title, body, subject, field, value = (_clean(vault, t) for t in (title, body, subject, field, value))
-    entities = [_clean(vault, n) or "" for n in entities]
+    title, body, subject, field, value = (redacted(vault, t) for t in (title, body, subject, field, value))
+    entities = [redacted(vault, n) or "" for n in entities]
     item = {"action": "create", "kind": kind, "title": title, "body": body, "entities": list(entities),
             "project": project, "valid_from": valid_from, "confidence": confidence,
             "subject": subject, "field": field, "value": value}
@@ -67,13 +67,13 @@ def remember(
         slugs = tuple(dict.fromkeys(table.resolve(n) for n in proposal.entities))
         # Only the cards this change can touch: the ones it supersedes, state cards of the same subject, and
         # the cards on the entity pages it rewrites (found by a byte search, not by parsing every card).
-        all_cards = vault.cards_mentioning([*supersedes, *slugs, _needle(proposal.subject)])
+        all_cards = vault.cards_mentioning([*supersedes, *slugs, yaml_needle(proposal.subject)])
         olds = []
         for cid in supersedes:
             if cid not in all_cards:
                 raise NoMatch(f"no card {cid!r} to supersede")
             olds.append(all_cards[cid])
-        cid = cardlib.card_id(at, f"remember\x1f{title}\x1f{at}", _Taken(vault, all_cards))
+        cid = cardlib.card_id(at, f"remember\x1f{title}\x1f{at}", TakenIds(vault, all_cards))
         new = Card(
             id=cid, kind=proposal.kind, title=proposal.title, body=proposal.body, project=project or None,
             entities=slugs, created=at, valid_from=valid_from or at[:10], confidence=proposal.confidence,
@@ -106,13 +106,13 @@ def remember(
         return RememberResult(card=new, path=vault.rel(path) if path else "", superseded=tuple(superseded))
 
 
-def _clean(vault: Vault, text: str | None) -> str | None:
+def redacted(vault: Vault, text: str | None) -> str | None:
     from memvault.redact import engine as redact
 
     return redact.redact(text, vault.rules).text if text else text
 
 
-def _needle(text: str | None) -> str:
+def yaml_needle(text: str | None) -> str:
     """The longest run of `text` that YAML writes as-is (quotes and backslashes may be escaped)."""
     if not text:
         return ""
@@ -120,7 +120,7 @@ def _needle(text: str | None) -> str:
     return max(runs, key=len) if runs else ""
 
 
-class _Taken:
+class TakenIds:
     """Card ids already in use, checked on disk: the loaded cards are only the relevant few."""
 
     def __init__(self, vault: Vault, loaded: Mapping[str, Card]):

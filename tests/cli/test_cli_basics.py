@@ -197,7 +197,8 @@ def test_piping_each_format_twice_adds_zero_lines(run, vault):
         second = run.json("capture", input=sample.read_bytes())
         assert second["new"] == 0, sample.name
         assert sum(len(f.read_bytes().splitlines()) for f in (vault / "episodes").rglob("*.jsonl")) == lines
-    assert kinds == {"jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text"}
+    assert kinds == {"jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text", "cursor", "gemini",
+                     "antigravity", "claude-ai", "opencode"}
 
 
 def test_forget_says_what_it_did(run):

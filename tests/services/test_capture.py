@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault.capture.formats import FORMATS
 from memvault.capture.service import capture
 from memvault.vault.store import Vault
 
@@ -51,8 +52,7 @@ def test_every_sample_format_captures_once(vault, sample):
     assert _snapshot(vault) == before  # the second run wrote nothing at all
     for ep in _lines(vault):
         assert ep["id"].startswith("ep-") and ep["hash"].startswith("sha256:")
-        assert ep["source"]["kind"] in ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern",
-                                        "text")
+        assert ep["source"]["kind"] in FORMATS
         assert ep["user"] or ep["assistant"]
 
 

@@ -88,7 +88,9 @@ def tails(log: Path) -> list[tuple[int, bytes]]:
 
 def test_the_logs_cover_every_format_and_the_real_shapes():
     kinds = {p.name.split("-")[0] for p in LOGS}
-    assert {"claude", "codex", "chatgpt", "openai", "sillytavern", "jsonl", "text"} <= kinds
+    assert {"claude", "codex", "chatgpt", "openai", "sillytavern", "jsonl", "text", "cursor", "gemini", "antigravity",
+            "opencode"} <= kinds
+    assert {"claude-ai-conversations.json", "gemini-session.jsonl"} <= {p.name for p in LOGS}
     assert len(LOGS) >= 25 and len(list(ROOT.glob("tests/data/shapes/*.json*"))) >= 6
 
 

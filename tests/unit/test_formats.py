@@ -49,6 +49,9 @@ SAMPLES = {
     "openai-en.json": "openai", "openai-zh.json": "openai",
     "sillytavern-en.jsonl": "sillytavern", "sillytavern-zh.jsonl": "sillytavern",
     "text-en.txt": "text", "text-zh.txt": "text",
+    "cursor-transcript.jsonl": "cursor", "gemini-session.jsonl": "gemini", "gemini-legacy.json": "gemini",
+    "antigravity-transcript.jsonl": "antigravity", "claude-ai-conversations.json": "claude-ai",
+    "opencode-export.json": "opencode",
 }
 
 

@@ -1,6 +1,7 @@
 """Chat-log input formats: bytes in, `Message`s out, in input order.
 
-Owns one module per format (jsonl, openai, chatgpt, claude_code, codex, sillytavern, text) and their shared
+Owns one module per format (jsonl, openai, chatgpt, claude_code, codex, sillytavern, cursor, gemini,
+antigravity, claude_ai, opencode, text) and their shared
 parts: `lines` (the bounded line reader and the JSON-lines loop), `document` (whole-document input), `times`
 (timestamps), `content` (content parts and roles), `records` (format names, items, the Shape error) and
 `sniff` (format detection).
@@ -17,7 +18,8 @@ from collections.abc import Iterator
 
 from memvault.errors import InputError
 
-from . import chatgpt, claude_code, codex, jsonl, openai, sillytavern, text
+from . import (antigravity, chatgpt, claude_ai, claude_code, codex, cursor, gemini, jsonl, openai, opencode,
+               sillytavern, text)
 from .lines import iter_json_lines
 from .records import FORMATS, Item
 from .sniff import sniff_cut_line, sniff_format
@@ -31,6 +33,8 @@ _LINE_FORMATS = {
     "claude-code": (claude_code.parse, claude_code.finish),
     "codex": (codex.parse, codex.finish),
     "sillytavern": (sillytavern.parse, None),
+    "cursor": (cursor.parse, None),
+    "antigravity": (antigravity.parse, None),
 }
 
 
@@ -41,6 +45,12 @@ def iter_messages(stream: typing.BinaryIO, fmt: str, name: str, *, sidechains: b
         yield from openai.read(stream, name)
     elif fmt == "chatgpt":
         yield from chatgpt.read(stream, name)
+    elif fmt == "claude-ai":
+        yield from claude_ai.read(stream, name)
+    elif fmt == "opencode":
+        yield from opencode.read(stream, name)
+    elif fmt == "gemini":
+        yield from gemini.read(stream, name, sidechains, max_line_bytes)
     elif fmt == "text":
         yield from text.read(stream, name, max_line_bytes)
     elif fmt in _LINE_FORMATS:

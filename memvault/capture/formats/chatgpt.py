@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from memvault.model import InputProblem, Message
 
 from .content import role_of
-from .document import iter_document
+from .document import each_conversation, iter_document
 from .records import Item, Shape, str_or_none
 from .times import normalize_ts
 
@@ -21,12 +21,7 @@ def read(stream: typing.BinaryIO, name: str) -> Iterator[Item]:
 
 
 def _document(doc: object, name: str) -> Iterator[Item]:
-    conversations = doc if isinstance(doc, list) else [doc]
-    for ci, conv in enumerate(conversations, start=1):
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            yield InputProblem(name, None, f"conversation {ci}: unexpected shape: no mapping")
-            continue
-        yield from _conversation(conv, ci, name)
+    return each_conversation(doc, name, "mapping", dict, lambda conv, ci: _conversation(conv, ci, name))
 
 
 def _path(mapping: dict, current: object) -> list[tuple[str, dict]] | None:

@@ -11,6 +11,17 @@ from memvault.model import InputProblem
 from .records import Item
 
 
+def each_conversation(doc: object, name: str, key: str, kind: type,
+                      read_one: Callable[[dict, int], Iterator[Item]]) -> Iterator[Item]:
+    """An export's conversations (a list of them, or one): each whose `key` holds a `kind` goes to
+    `read_one(conversation, its number)`; any other is reported and skipped."""
+    for ci, conv in enumerate(doc if isinstance(doc, list) else [doc], start=1):
+        if not isinstance(conv, dict) or not isinstance(conv.get(key), kind):
+            yield InputProblem(name, None, f"conversation {ci}: unexpected shape: no {key}")
+            continue
+        yield from read_one(conv, ci)
+
+
 def iter_document(stream: typing.BinaryIO, name: str, read_doc: Callable[[object], Iterator[Item]],
                   read_lines: Callable[[str], Iterator[Item]] | None = None) -> Iterator[Item]:
     """The items `read_doc` finds in the parsed document. With `read_lines`, text holding one JSON value per

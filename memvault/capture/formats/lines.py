@@ -4,6 +4,7 @@ turns each line of a JSON-lines input into a record for one format's `parse` (an
 
 from __future__ import annotations
 
+import io
 import json
 import typing
 from collections.abc import Callable, Iterator
@@ -118,3 +119,26 @@ def iter_json_lines(stream: typing.BinaryIO, name: str, parse: Parse, finish: Fi
             yield InputProblem(name, lineno, f"unexpected shape: {e}")
     if finish is not None:
         yield from finish(state)
+
+
+class Replay(io.RawIOBase):
+    """Bytes already read (to sniff a format or tell a file's shape), then the rest of the stream: stdin
+    cannot seek back."""
+
+    def __init__(self, head: bytes, rest: typing.BinaryIO):
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        if self._head:
+            n = min(len(buf), len(self._head))
+            buf[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buf))
+        n = len(data)
+        buf[:n] = data
+        return n

@@ -5,11 +5,13 @@ small field readers (a trimmed string or None, a line reference, the last part o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from memvault.model import InputProblem, Message
 
 
-FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "text")
+FORMATS = ("jsonl", "openai", "chatgpt", "claude-code", "codex", "sillytavern", "cursor", "gemini",
+           "antigravity", "claude-ai", "opencode", "text")
 
 Item = Message | InputProblem
 
@@ -38,6 +40,26 @@ def speaker_or_none(v: object) -> str | None:
         return None
     name = " ".join(name.split())
     return name[:SPEAKER_CHARS] or None
+
+
+def session_from_name(name: str) -> str | None:
+    """A session named by its file (SillyTavern's "<character> - <date>.jsonl", Cursor's "<id>.jsonl"): the
+    name without its folder and `.jsonl`; None on stdin (capture then derives one from the opening)."""
+    if name.startswith("<"):
+        return None
+    base = basename(name) or ""
+    stem = base[:-6] if base.lower().endswith(".jsonl") else base
+    return stem or None
+
+
+def started(items: Iterable[Item]) -> Iterator[Item]:
+    """The items of a conversation that a document holds from its first message: that message marked `start`."""
+    first = True
+    for item in items:
+        if first and isinstance(item, Message) and item.role != "rewound":
+            item = Message(**{**item.__dict__, "start": True})
+            first = False
+        yield item
 
 
 def basename(path: object) -> str | None:

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from memvault.model import Message
 
-from .records import Item, Shape, basename, line_ref, speaker_or_none, str_or_none
+from .records import Item, Shape, line_ref, speaker_or_none, str_or_none
+from .records import session_from_name as _session_from_name
 from .times import normalize_ts
 
 
@@ -50,10 +51,3 @@ def _sillytavern_session(header: dict) -> str | None:
     meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
     return str_or_none(meta.get("integrity")) or str_or_none(meta.get("chat_id_hash"))
 
-
-def _session_from_name(name: str) -> str | None:
-    if name.startswith("<"):
-        return None
-    base = basename(name) or ""
-    stem = base[:-6] if base.lower().endswith(".jsonl") else base
-    return stem or None

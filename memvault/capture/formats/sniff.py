@@ -13,6 +13,7 @@ import re
 
 from memvault.errors import InputError
 
+from . import antigravity, cursor, gemini, opencode
 from .claude_code import OTHER_TYPES
 from .codex import is_line
 from .records import FORMATS
@@ -105,6 +106,8 @@ def _skip_ws(text: str, i: int) -> int:
 def _classify_line(obj: object) -> str | None:
     if isinstance(obj, list):
         first = obj[0] if obj else None
+        if isinstance(first, dict) and isinstance(first.get("chat_messages"), list):
+            return "claude-ai"
         if isinstance(first, dict) and "mapping" in first:
             return "chatgpt"
         if isinstance(first, dict) and "role" in first:
@@ -114,10 +117,18 @@ def _classify_line(obj: object) -> str | None:
         return None
     if "mapping" in obj:
         return "chatgpt"
-    if isinstance(obj.get("messages"), list):
+    if isinstance(obj.get("chat_messages"), list):
+        return "claude-ai"
+    if opencode.is_document(obj):
+        return "opencode"
+    if isinstance(obj.get("messages"), list) and not gemini.is_line(obj):
         return "openai"
     if "user_name" in obj or "character_name" in obj or ("is_user" in obj and "mes" in obj):
         return "sillytavern"
+    if gemini.is_line(obj):
+        return "gemini"
+    if antigravity.is_line(obj):
+        return "antigravity"
     kind = obj.get("type")
     if "sessionId" in obj or (kind in ("user", "assistant") and isinstance(obj.get("message"), dict)):
         return "claude-code"
@@ -125,6 +136,8 @@ def _classify_line(obj: object) -> str | None:
         return "claude-code"
     if is_line(obj):
         return "codex"
+    if cursor.is_line(obj):
+        return "cursor"
     if "role" in obj:
         return "jsonl"
     return None
@@ -137,6 +150,12 @@ def _sniff_document(text: str) -> str | None:
 
     if has_key("mapping", r"\{") and (has_key("current_node") or has_key("children")):
         return "chatgpt"
+    if has_key("chat_messages", r"\["):
+        return "claude-ai"
+    if has_key("sessionId") and has_key("projectHash"):
+        return "gemini"
+    if has_key("info", r"\{") and (has_key("parts", r"\[") or has_key("sessionID") or has_key("projectID")):
+        return "opencode"
     if has_key("messages", r"\["):
         return "openai"
     if text[0] == "[" and has_key("role"):

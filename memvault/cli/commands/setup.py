@@ -40,7 +40,8 @@ def init(
 def capture(
     files: Annotated[Optional[list[Path]], typer.Argument(help="Chat logs to read; none or '-' reads stdin.")] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="auto, jsonl, openai, chatgpt, claude-code, "
-                                     "codex, sillytavern or text.")] = "auto",
+                                     "codex, sillytavern, cursor, gemini, antigravity, claude-ai, opencode or "
+                                     "text.")] = "auto",
     project: Annotated[Optional[str], typer.Option("--project", "-p", help="Project for these turns.")] = None,
     session: Annotated[Optional[str], typer.Option("--session", help="Session id, when the log has none.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,

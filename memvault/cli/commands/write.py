@@ -1,9 +1,10 @@
-"""Commands that write cards: distill, remember, forget."""
+"""Commands that write cards: distill, remember, forget, import-rules."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -276,3 +277,35 @@ def forget(
     for line in result.git_history:
         err(line)
 
+
+
+@app.command("import-rules")
+@guard
+def import_rules(
+    files: Annotated[list[Path], typer.Argument(help="CLAUDE.md, AGENTS.md, GEMINI.md, MEMORY.md, .cursorrules, "
+                                                     ".cursor/rules/*.mdc …")],
+    project: Annotated[Optional[str], typer.Option("--project", "-p", help="Project of these rules (default: "
+                                                   "the file's repository; none for ~/.claude, ~/.gemini …).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print what changed as JSON.")] = False,
+) -> None:
+    """Turn each rule or preference an agent's instruction or memory file states into a card (source FILE:LINE).
+    Run it again after editing a file: unchanged lines change nothing, an edited line supersedes its card, a
+    removed line retracts it.
+
+    Example: memvault import-rules CLAUDE.md .cursor/rules/*.mdc ~/.claude/CLAUDE.md
+    """
+    from memvault.distill.import_rules import import_rules as svc_import_rules
+
+    vault = open_vault()
+    result = svc_import_rules(vault, files, now=now_fn(), project=project, dry_run=dry_run)
+    if result.changed and not dry_run:
+        cards_changed(vault)
+    if as_json:
+        print_json(result.to_json())
+        return
+    verb = "would be " if dry_run else ""
+    for f in result.files:
+        typer.echo(f"{f.file}: {f.statements} statements, {len(f.new) - len(f.superseded)} new, "
+                   f"{len(f.superseded)} {verb}superseded, {len(f.retracted)} {verb}retracted, "
+                   f"{len(f.restored)} {verb}restored, {f.unchanged} unchanged")

@@ -49,7 +49,7 @@ def setup(
     Example: memvault setup claude-code --dry-run
     """
     from memvault.choices import check_choice
-    from memvault.views import agents
+    from memvault.hosts import agents
 
     check_choice("scope", scope, ("user", "project"))
     a = agents.agent(agent)
@@ -133,7 +133,7 @@ def _hook(event: str, agent: str) -> None:
         return
     if os.environ.get("MEMVAULT_CAPTURE", "").strip().lower() in OFF:
         return
-    from memvault.views.agents import AGENTS
+    from memvault.hosts.agents import AGENTS
 
     fmt = AGENTS[agent].capture if agent in AGENTS else None
     transcript = payload.get("transcript_path")

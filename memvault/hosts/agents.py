@@ -15,7 +15,7 @@ shell line), so it works from any folder and with spaces in paths. A hook entry 
 runs memvault's `hook` command; only those are touched.
 
 `plan` gives each file's text before and after (nothing written: --dry-run shows it); `apply` writes them with
-the backups of memvault.vault.agentfiles; `plan_undo` removes memvault's entries and, where nothing else changed
+the backups of memvault.hosts.backups; `plan_undo` removes memvault's entries and, where nothing else changed
 since, gives back the backup's very bytes.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.errors import UsageError
-from memvault.vault import agentfiles, jsonedit, tomledit
+from memvault.hosts import backups as hostfiles, jsonedit, tomledit
 
 EVENTS = {"SessionStart": ("session-start", 30), "Stop": ("stop", 120), "PreCompact": ("pre-compact", 120)}
 MCP_KEY = ("mcpServers", "memvault")
@@ -176,7 +176,7 @@ def plan(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault:
     def edit(path: Path, kind: str, fn: Callable[[str], str], what: str) -> None:
         change = out.get(path)
         if change is None:
-            before = agentfiles.read(path)
+            before = hostfiles.read(path)
             _parse(path, kind, before)
             change = out[path] = FileChange(path, before, before, [])
         base = change.after if change.after is not None else ("{}\n" if kind == "json" else "")
@@ -213,14 +213,14 @@ def plan(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault:
 
 
 def plan_undo(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path) -> list[FileChange]:
-    backups = agentfiles.Backups(env)
+    backups = hostfiles.Backups(env)
     mcp_file, hooks_file = files(a, scope, env, project_dir)
     kinds = {mcp_file: a.mcp[0]}
     if hooks_file is not None:
         kinds.setdefault(hooks_file, "json")
     out = []
     for path, kind in kinds.items():
-        before = agentfiles.read(path)
+        before = hostfiles.read(path)
         if before is None:
             continue
         current = _parse(path, kind, before)
@@ -249,7 +249,7 @@ def plan_undo(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path) -
 
 def apply(changes: list[FileChange], env: Mapping[str, str], undo: bool = False) -> list[dict[str, Any]]:
     """Write the changes (backups first); returns what happened per file, with the backup's place."""
-    backups = agentfiles.Backups(env)
+    backups = hostfiles.Backups(env)
     done = []
     for c in changes:
         item = c.to_json()
@@ -258,9 +258,9 @@ def apply(changes: list[FileChange], env: Mapping[str, str], undo: bool = False)
             item["backup"] = str(where) if where else None
         if c.changed:
             if c.after is None:
-                agentfiles.delete(c.path)
+                hostfiles.delete(c.path)
             else:
-                agentfiles.write(c.path, c.after)
+                hostfiles.write(c.path, c.after)
         if undo:
             backups.forget(c.path)  # memvault's entries are gone: its backup of the file has done its work
         done.append(item)

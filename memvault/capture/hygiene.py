@@ -3,14 +3,16 @@
 - `<private>…</private>` spans a person marked are dropped first, in every format, and replaced by the mark
   `[private]` (so a reader sees that something was left out, never what). An opening tag with no closing tag
   drops the rest of that message. Nested tags count by depth; a stray closing tag is dropped.
-- `strip_tags` blocks (`<system-reminder>`, `<think>` …) are removed; `skip_patterns` mark harness injections.
+- memvault's own fenced memory (a brief or context pack an agent was given, memvault.fence) is removed, so it
+  never comes back as a turn or a card; `strip_tags` blocks (`<system-reminder>`, `<think>` …) are removed;
+  `skip_patterns` mark harness injections.
 - `memvault:off` in a person's message stops capture of that session from that message on; `memvault:on` starts
   it again. Both messages themselves are never stored. (The rule is the same whether a log is captured once at
   the end or after every turn, so an agent's hook and a later `memvault capture` of the same log agree.)
 - `capture.exclude`: projects (globs) and working folders (globs; a folder covers everything below it) whose
   turns are never stored.
 
-Pure: standard library and memvault.redact only.
+Pure: standard library, memvault.fence and memvault.redact only.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memvault import fence
 from memvault.redact import engine as redact
 
 PRIVATE_MARK = "[private]"
@@ -102,9 +105,10 @@ class Hygiene:
         return self.cleaned(text).text
 
     def cleaned(self, text: str) -> Cleaned:
-        """Private spans out first (a private span may hold anything, a strip tag included), then strip tags."""
+        """Private spans out first (a private span may hold anything, a strip tag included), then memvault's own
+        fenced memory, then strip tags."""
         c = strip_private(text)
-        out = c.text
+        out = fence.strip(c.text)
         if self.strip is not None and "<" in out:
             out = self.strip.sub("", out)
         return Cleaned(out.strip(), c.private, c.unclosed)

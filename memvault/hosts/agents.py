@@ -1,28 +1,38 @@
 """`memvault setup AGENT`: the MCP entry and hooks that bring memory to an agent by itself, written into the
 agent's own settings files in the shapes the agents document, idempotently, keeping every other setting.
 
-- claude-code: MCP entry `mcpServers.memvault` in `~/.claude.json` (project: `.mcp.json`); hooks in
-  `~/.claude/settings.json` (project: `.claude/settings.json`).
-- codex: `[mcp_servers.memvault]` in `~/.codex/config.toml` (project: `.codex/config.toml`); hooks in
+- claude-code: MCP entry `mcpServers.memvault` in `~/.claude.json` (project: `.mcp.json`); hooks SessionStart,
+  Stop, PreCompact in `~/.claude/settings.json` (project: `.claude/settings.json`).
+- codex: `[mcp_servers.memvault]` in `~/.codex/config.toml` (project: `.codex/config.toml`); the same hooks in
   `~/.codex/hooks.json` (project: `.codex/hooks.json`).
 - cursor: `mcpServers.memvault` in `~/.cursor/mcp.json` (project: `.cursor/mcp.json`); no hooks (its logs are
   no capture format).
-- gemini: `mcpServers.memvault` in `~/.gemini/settings.json` (project: `.gemini/settings.json`); no hooks.
+- gemini: `mcpServers.memvault` and hooks SessionStart, AfterAgent, PreCompress in `~/.gemini/settings.json`
+  (project: `.gemini/settings.json`), which may hold comments (JSONC: they stay).
+- antigravity: Antigravity CLI, in the folder it shares with Gemini CLI: `mcpServers.memvault` in
+  `~/.gemini/config/mcp_config.json` (project: `.agents/mcp_config.json`); no hooks.
 
-`CLAUDE_CONFIG_DIR` and `CODEX_HOME` move the user files as they move them for the agents. Every command names
-the python that runs memvault and the vault by absolute paths (as argv lists, or quoted with shlex for a hook's
-shell line), so it works from any folder and with spaces in paths. A hook entry is memvault's when its command
-runs memvault's `hook` command; only those are touched.
+A SessionStart hook has no matcher, so it runs for every source, `compact` included where the host has it (Claude
+Code, Codex): the brief comes back after compaction.
+
+`CLAUDE_CONFIG_DIR` and `CODEX_HOME` move the user files as they move them for the agents. A user-scope file names
+the python that runs memvault and the vault by absolute paths (this machine's files). A project-scope file is
+committed and shared, so it names `memvault` as found on PATH (else a path relative to the project, when memvault
+is installed inside it) and the vault only when it lies inside the project (relative); otherwise each person's
+memvault finds their own vault (MEMVAULT_DIR, else ~/memvault). A hook entry is memvault's when its command runs
+memvault's `hook` command; only those are touched.
 
 `plan` gives each file's text before and after (nothing written: --dry-run shows it); `apply` writes them with
 the backups of memvault.hosts.backups; `plan_undo` removes memvault's entries and, where nothing else changed
-since, gives back the backup's very bytes.
+since, gives back the backup's very bytes, and the folders setup made go again when they are empty.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +40,12 @@ from typing import Any
 
 from memvault.errors import UsageError
 from memvault.hosts import backups as hostfiles, jsonedit, tomledit
+from memvault.vault.files import remove_empty_dirs
 
-EVENTS = {"SessionStart": ("session-start", 30), "Stop": ("stop", 120), "PreCompact": ("pre-compact", 120)}
+# (the host's event, memvault's hook event, the host's timeout in its unit: seconds, Gemini milliseconds)
+CLAUDE_EVENTS = (("SessionStart", "session-start", 30), ("Stop", "stop", 120), ("PreCompact", "pre-compact", 120))
+GEMINI_EVENTS = (("SessionStart", "session-start", 30_000), ("AfterAgent", "after-agent", 120_000),
+                 ("PreCompress", "pre-compact", 120_000))
 MCP_KEY = ("mcpServers", "memvault")
 TOML_TABLE = ("mcp_servers", "memvault")
 
@@ -44,17 +58,95 @@ class Agent:
     home: tuple[str, str]  # (environment variable that moves it, default folder under HOME)
     capture: str | None  # the capture format of its logs
     mcp_extra: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[tuple[str, str, int], ...] = ()
+    root: str = ""  # a shell expression for the project's folder in a hook command ("": hooks run there)
+    needs: tuple[str, str] = ("", "")  # what the host still needs after setup: (user scope, project scope)
 
 
 AGENTS = {
-    "claude-code": Agent("claude-code", ("json", ".claude.json", ".mcp.json"),
-                         ("settings.json", ".claude/settings.json"), ("CLAUDE_CONFIG_DIR", ".claude"), "claude-code",
-                         {"type": "stdio"}),
-    "codex": Agent("codex", ("toml", "config.toml", ".codex/config.toml"), ("hooks.json", ".codex/hooks.json"),
-                   ("CODEX_HOME", ".codex"), "codex"),
-    "cursor": Agent("cursor", ("json", "mcp.json", ".cursor/mcp.json"), None, ("", ".cursor"), None),
-    "gemini": Agent("gemini", ("json", "settings.json", ".gemini/settings.json"), None, ("", ".gemini"), None),
+    "claude-code": Agent(
+        "claude-code", ("json", ".claude.json", ".mcp.json"), ("settings.json", ".claude/settings.json"),
+        ("CLAUDE_CONFIG_DIR", ".claude"), "claude-code", {"type": "stdio"}, CLAUDE_EVENTS, '"$CLAUDE_PROJECT_DIR"',
+        ("restart Claude Code (or run /hooks and /mcp) to load them",
+         "each person approves a project's server once: start `claude` in the project and accept memvault "
+         "(`claude mcp list` shows it as pending until then); the hooks run once the folder is trusted")),
+    "codex": Agent(
+        "codex", ("toml", "config.toml", ".codex/config.toml"), ("hooks.json", ".codex/hooks.json"),
+        ("CODEX_HOME", ".codex"), "codex", {}, CLAUDE_EVENTS, '"$(git rev-parse --show-toplevel)"',
+        ("Codex asks you to review and trust new hooks once (/hooks); versions before hooks were on by default "
+         "need `[features] hooks = true` in config.toml",
+         "Codex ignores a project's .codex/ folder until the project is trusted: start `codex` in it and trust it; "
+         "then review the hooks once (/hooks), since `codex exec` silently skips hooks not yet trusted")),
+    "cursor": Agent("cursor", ("json", "mcp.json", ".cursor/mcp.json"), None, ("", ".cursor"), None,
+                    needs=("MCP only: Cursor's chat logs are not a capture format yet",) * 2),
+    "gemini": Agent(
+        "gemini", ("json", "settings.json", ".gemini/settings.json"), ("settings.json", ".gemini/settings.json"),
+        ("", ".gemini"), "gemini", {}, GEMINI_EVENTS, '"$GEMINI_PROJECT_DIR"',
+        ("restart Gemini CLI (/mcp and /hooks list them); Antigravity CLI shares ~/.gemini: `memvault setup "
+         "antigravity` gives it the MCP entry too",
+         "Gemini CLI reads a project's .gemini/ only in a trusted folder: trust the folder when Gemini asks")),
+    "antigravity": Agent(
+        "antigravity", ("json", "config/mcp_config.json", ".agents/mcp_config.json"), None, ("", ".gemini"), None,
+        needs=("MCP only (Antigravity CLI has no hooks memvault writes): restart it; `agy mcp list` shows the "
+               "server",) * 2),
 }
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a host's files start memvault: `argv` for an MCP entry (no shell), `shell` for a hook's command line
+    (both up to the subcommand), and what the person should know about it."""
+    argv: tuple[str, ...]
+    shell: str
+    notes: tuple[str, ...] = ()
+
+
+def launch(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault: Path, python: str) -> Launch:
+    """The command the scope's files name (see the module's note)."""
+    if scope != "project":
+        argv = (python, "-m", "memvault", "--vault", str(vault))
+        return Launch(argv, shlex.join(argv))
+    notes = []
+    local = Path(python).parent / "memvault"
+    if shutil.which("memvault", path=env.get("PATH")):
+        argv, shell = ["memvault"], "memvault"
+    elif _inside(local, project_dir) and local.exists():
+        rel = os.path.relpath(local, project_dir)
+        argv, shell = [rel], _at_root(a, rel)
+    else:
+        argv, shell = ["memvault"], "memvault"
+        notes.append("`memvault` is not on PATH here, and the project files name it so: put it on PATH "
+                     f"(e.g. pipx install memvault, or add {local.parent} to PATH) before the agent starts")
+    if _inside(vault, project_dir):
+        rel = os.path.relpath(vault, project_dir)
+        argv += ["--vault", rel]
+        shell += " --vault " + _at_root(a, rel)
+    else:
+        found = env.get("MEMVAULT_DIR") or str(Path(env.get("HOME") or Path.home()) / "memvault")
+        if Path(found).expanduser().resolve() != vault:
+            notes.append(f"the project files name no vault (yours, {vault}, is outside the project): each "
+                         "person's memvault finds their own (MEMVAULT_DIR, else ~/memvault); set "
+                         f"MEMVAULT_DIR={shlex.quote(str(vault))} where the agent starts")
+    return Launch(tuple(argv), shell, tuple(notes))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _at_root(a: Agent, rel: str) -> str:
+    """A project-relative path in a hook's command line, from the project's folder where the host names it."""
+    return f"{a.root}/{shlex.quote(rel)}" if a.root else shlex.quote(rel)
+
+
+def advice(a: Agent, scope: str, plan_launch: Launch | None) -> list[str]:
+    """What the person still has to do after setup, for the host and for the command the files name."""
+    out = [a.needs[1 if scope == "project" else 0]]
+    return out + list(plan_launch.notes if plan_launch else ())
 
 
 @dataclass
@@ -93,8 +185,8 @@ def files(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path) -> tu
     return mcp, (home / a.hooks[0]) if a.hooks else None
 
 
-def hook_command(python: str, vault: Path, event: str, agent_name: str) -> str:
-    return shlex.join([python, "-m", "memvault", "--vault", str(vault), "hook", event, "--agent", agent_name])
+def hook_command(lead: Launch, event: str, agent_name: str) -> str:
+    return f"{lead.shell} hook {event} --agent {agent_name}"
 
 
 def is_ours(command: Any) -> bool:
@@ -167,10 +259,11 @@ def _ours_removed(data: Any, kind: str) -> Any:
     return json.loads(_prune(text, [["hooks"], ["mcpServers"]], {}))
 
 
-def plan(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault: Path, python: str
-         ) -> list[FileChange]:
+def plan(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault: Path, python: str,
+         lead: Launch | None = None) -> list[FileChange]:
     mcp_file, hooks_file = files(a, scope, env, project_dir)
-    args = ["-m", "memvault", "--vault", str(vault), "mcp"]
+    lead = lead or launch(a, scope, env, project_dir, vault, python)
+    command, args = lead.argv[0], [*lead.argv[1:], "mcp"]
     out: dict[Path, FileChange] = {}
 
     def edit(path: Path, kind: str, fn: Callable[[str], str], what: str) -> None:
@@ -189,15 +282,15 @@ def plan(a: Agent, scope: str, env: Mapping[str, str], project_dir: Path, vault:
             change.what.append(what)
 
     if a.mcp[0] == "toml":
-        edit(mcp_file, "toml", lambda t: tomledit.set_table(t, TOML_TABLE, {"command": python, "args": args}),
+        edit(mcp_file, "toml", lambda t: tomledit.set_table(t, TOML_TABLE, {"command": command, "args": args}),
              "[mcp_servers.memvault]")
     else:
-        entry = {**a.mcp_extra, "command": python, "args": args}
+        entry = {**a.mcp_extra, "command": command, "args": args}
         edit(mcp_file, "json", lambda t: t if jsonedit.get(t, list(MCP_KEY)) == entry
              else jsonedit.set_value(t, list(MCP_KEY), entry), "mcpServers.memvault")
     if hooks_file is not None and a.capture:
-        for event, (name, timeout) in EVENTS.items():
-            want = _group(hook_command(python, vault, name, a.name), timeout)
+        for event, name, timeout in a.events:
+            want = _group(hook_command(lead, name, a.name), timeout)
 
             def one(t: str, event: str = event, want: dict = want) -> str:
                 groups = jsonedit.get(t, ["hooks", event]) or []
@@ -251,6 +344,7 @@ def apply(changes: list[FileChange], env: Mapping[str, str], undo: bool = False)
     """Write the changes (backups first); returns what happened per file, with the backup's place."""
     backups = hostfiles.Backups(env)
     done = []
+    made: list[str] = []
     for c in changes:
         item = c.to_json()
         if c.changed and not undo:
@@ -262,6 +356,8 @@ def apply(changes: list[FileChange], env: Mapping[str, str], undo: bool = False)
             else:
                 hostfiles.write(c.path, c.after)
         if undo:
-            backups.forget(c.path)  # memvault's entries are gone: its backup of the file has done its work
+            made += backups.forget(c.path)  # memvault's entries are gone: its backup has done its work
         done.append(item)
+    for folder in remove_empty_dirs(made):  # once every file is undone: two files may share a folder
+        done.append({"path": folder, "changed": True, "what": ["folder setup made"], "action": "delete"})
     return done

@@ -71,6 +71,7 @@ class Brief:
     entries: tuple[BriefEntry, ...]
     omitted: int
     pack: str
+    lang: str = "en"
 
     def to_json(self) -> dict[str, Any]:
         return {"brief": True, "query": "", "project": self.project, "budget": self.budget,
@@ -78,9 +79,11 @@ class Brief:
                 "cards": [e.to_json() for e in self.entries], "pack": self.pack}
 
 
-def build_brief(vault: Vault, project: str | None, *, budget: int | None = None) -> Brief:
+def build_brief(vault: Vault, project: str | None, *, budget: int | None = None,
+                max_chars: int | None = None) -> Brief:
     """The brief of `project` (None: every project's cards). Raises UsageError for a budget too small,
-    NoMatch (exit 1) when there is nothing to say."""
+    NoMatch (exit 1) when there is nothing to say. `max_chars` caps the text too (an agent's hook): whole card
+    lines go, the last section's first, so the cut is at a line and the fence stays closed."""
     if budget is None:
         budget = int(vault.config.section("context").get("budget_tokens", 2000))
     if budget < MIN_BUDGET:
@@ -128,11 +131,19 @@ def build_brief(vault: Vault, project: str | None, *, budget: int | None = None)
     while True:
         text = _render(chosen, project, lang, rules)
         used = estimate_tokens(text)
-        if used <= budget or len(chosen) == 1:
+        if (used <= budget and (max_chars is None or len(text) <= max_chars)) or len(chosen) == 1:
             break
-        chosen.pop()  # Trigger: the whole-brief redaction grew the text. Outcome: drop the last card.
+        # Trigger: the whole-brief redaction grew the text, or it is longer than the host takes. Outcome: drop
+        # the last card (the least useful section's oldest); drop whole lines first when far over.
+        over = len(text) - max_chars if max_chars is not None else 0
+        if over <= 0:
+            chosen.pop()
+        while over > 0 and len(chosen) > 1:
+            over -= len(chosen.pop().line) + 1
+    if max_chars is not None and len(text) > max_chars:
+        raise NoMatch(f"even one card of the brief is longer than {max_chars} characters")
     return Brief(project=project, budget=budget, used_tokens=used, entries=tuple(chosen),
-                 omitted=len(cards) - len(chosen), pack=text)
+                 omitted=len(cards) - len(chosen), pack=text, lang=lang)
 
 
 def project_for(vault: Vault, folder: str | Path) -> str:

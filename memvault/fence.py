@@ -18,6 +18,8 @@ from collections.abc import Iterable
 PREFIX = "<<<MEMVAULT-MEMORY-"
 SUFFIX = ">>>"
 _LINE = re.compile(r"<<<MEMVAULT-MEMORY-[0-9a-f]{12}>>>")
+# A host may hand the fence on HTML-escaped (Gemini CLI's <hook_context> does): found as well.
+_ESCAPED = re.compile(r"&lt;&lt;&lt;(MEMVAULT-MEMORY-[0-9a-f]{12})&gt;&gt;&gt;")
 
 # The line above a context pack or a brief (the MCP guard has its own, shorter ones).
 HEADER = {
@@ -55,6 +57,10 @@ def strip(text: str) -> str:
     """`text` without the fenced blocks in it: from the line naming a fence (or the opening fence line) to the
     closing fence line. An opening fence with no closing one takes the rest of the text (it was cut short).
     Text with no fence comes back as it was."""
+    if "MEMVAULT-MEMORY-" not in text:
+        return text
+    if "&lt;" in text:
+        text = _ESCAPED.sub(r"<<<\1>>>", text)
     if PREFIX not in text:
         return text
     lines = text.split("\n")

@@ -82,8 +82,9 @@ AGENTS = {
     "gemini": Agent(
         "gemini", ("json", "settings.json", ".gemini/settings.json"), ("settings.json", ".gemini/settings.json"),
         ("", ".gemini"), "gemini", {}, GEMINI_EVENTS, '"$GEMINI_PROJECT_DIR"',
-        ("restart Gemini CLI (/mcp and /hooks list them); Antigravity CLI shares ~/.gemini: `memvault setup "
-         "antigravity` gives it the MCP entry too",
+        ("restart Gemini CLI (/mcp and /hooks list them); it starts MCP servers and hooks, yours too, only in "
+         "trusted folders: trust each project folder when Gemini asks; Antigravity CLI shares ~/.gemini: "
+         "`memvault setup antigravity` gives it the MCP entry too",
          "Gemini CLI reads a project's .gemini/ only in a trusted folder: trust the folder when Gemini asks")),
     "antigravity": Agent(
         "antigravity", ("json", "config/mcp_config.json", ".agents/mcp_config.json"), None, ("", ".gemini"), None,
@@ -143,10 +144,30 @@ def _at_root(a: Agent, rel: str) -> str:
     return f"{a.root}/{shlex.quote(rel)}" if a.root else shlex.quote(rel)
 
 
-def advice(a: Agent, scope: str, plan_launch: Launch | None) -> list[str]:
-    """What the person still has to do after setup, for the host and for the command the files name."""
-    out = [a.needs[1 if scope == "project" else 0]]
-    return out + list(plan_launch.notes if plan_launch else ())
+def advice(a: Agent, scope: str, plan_launch: Launch | None, env: Mapping[str, str] | None = None,
+           project_dir: Path | None = None) -> list[str]:
+    """What the person still has to do after setup: for the host, for the command the files name, and when the
+    other scope names memvault too (Claude Code reports two different commands as conflicting scopes)."""
+    out = [a.needs[1 if scope == "project" else 0], *(plan_launch.notes if plan_launch else ())]
+    if env is not None and project_dir is not None:
+        other = "user" if scope == "project" else "project"
+        path = files(a, other, env, project_dir)[0]
+        if _has_entry(a, path):
+            out.append(f"{path} ({other} scope) names memvault too: two different commands for one server may be "
+                       f"reported as conflicting; keep one (`memvault setup {a.name} --scope {other} --undo`)")
+    return out
+
+
+def _has_entry(a: Agent, path: Path) -> bool:
+    try:
+        text = hostfiles.read(path)
+        if text is None:
+            return False
+        if a.mcp[0] == "toml":
+            return tomledit.get_table(tomledit.parse(text), TOML_TABLE) is not None
+        return jsonedit.get(text, list(MCP_KEY)) is not None
+    except ValueError:
+        return False
 
 
 @dataclass

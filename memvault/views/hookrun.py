@@ -135,7 +135,8 @@ def _input(agent: str, event: str, payload: dict[str, Any], cwd: str) -> tuple[b
     else:
         if not isinstance(transcript, str) or not Path(transcript).is_file():
             return None, ""
-        turns, name = gemini_turns(Path(transcript).read_bytes()), transcript
+        found, turns = gemini_turns(Path(transcript).read_bytes())
+        session, name = found or session, transcript  # the file's own id: the same as AfterAgent's
     lines = []
     for user, reply in turns:
         if not isinstance(user, str) or not isinstance(reply, str) or not (user.strip() or reply.strip()):
@@ -147,26 +148,46 @@ def _input(agent: str, event: str, payload: dict[str, Any], cwd: str) -> tuple[b
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else None, name
 
 
-def gemini_turns(raw: bytes) -> list[tuple[str, str]]:
-    """(prompt, reply) pairs of a Gemini CLI session file: `{"messages": [{"type": "user" | "gemini", "content":
-    text or parts}]}`. Anything else gives no turn (the caller records that nothing was stored)."""
+def gemini_turns(raw: bytes) -> tuple[str | None, list[tuple[str, str]]]:
+    """(prompt, reply) pairs of a Gemini CLI session file: JSON `{"messages": [...]}` (older versions), or JSONL
+    (0.61: a header line, message lines, and `{"$set": {"messages": [...]}}` lines), each message
+    `{"type": "user" | "gemini", "content": text or parts}`. Anything else gives no turn (the caller records that
+    nothing was stored). Also the session's id, when the file names it (`sessionId`)."""
+    text = raw.decode("utf-8", errors="replace")
     try:
-        data = json.loads(raw.decode("utf-8", errors="replace"))
+        data = json.loads(text)
+        docs = [data]
     except ValueError:
-        return []
-    messages = data.get("messages") if isinstance(data, dict) else data
+        docs = []
+        for line in text.splitlines():
+            try:
+                docs.append(json.loads(line))
+            except ValueError:
+                continue
+    messages: list[Any] = []
+    for d in docs:
+        if isinstance(d, list):
+            messages += d
+        elif isinstance(d, dict):
+            inner = d.get("messages", (d.get("$set") or {}).get("messages") if isinstance(d.get("$set"), dict)
+                          else None)
+            messages += inner if isinstance(inner, list) else [d] if "type" in d else []
+    session = next((str(d["sessionId"]) for d in docs if isinstance(d, dict) and d.get("sessionId")), None)
     out: list[tuple[str, str]] = []
+    seen: set[str] = set()
     user: str | None = None
-    for m in messages if isinstance(messages, list) else []:
-        if not isinstance(m, dict):
-            continue
-        text = _text(m.get("content"))
+    for m in messages:
+        if not isinstance(m, dict) or (m.get("id") and m["id"] in seen):
+            continue  # a message the file lists again ($set of the whole list after its own line)
+        if m.get("id"):
+            seen.add(str(m["id"]))
+        body = _text(m.get("content"))
         if m.get("type") == "user":
-            user = text
-        elif m.get("type") in ("gemini", "model") and user is not None and text:
-            out.append((user, text))
+            user = body
+        elif m.get("type") in ("gemini", "model") and user is not None and body:
+            out.append((user, body))
             user = None
-    return out
+    return session, out
 
 
 def _text(content: Any) -> str:

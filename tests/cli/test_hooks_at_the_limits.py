@@ -242,3 +242,42 @@ def test_gemini_hooks_store_each_turn_once_and_brief_the_next_session(vault, tmp
                 "shop").returncode == 0
     out = _hook(vault, "session-start", {"cwd": "/home/me/shop", "source": "startup"}, "gemini")
     assert "Order emails go through SQS" in _context(out.stdout)
+
+
+def _gemini_injected(brief: str, question: str) -> str:
+    """How Gemini CLI 0.61 hands a SessionStart additionalContext on in the prompt: escaped, in <hook_context>."""
+    escaped = brief.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<hook_context>{escaped}</hook_context>\n\n{question}"
+
+
+def test_gemini_0_61_session_files_and_its_injected_brief(vault, tmp_path):
+    """Seen with the real Gemini CLI 0.61: the prompt of AfterAgent carries the brief escaped inside
+    <hook_context>, and the session file is JSONL with `$set` lines. Stored: the question alone, once."""
+    _remember(vault, 1)
+    brief = _context(_hook(vault, "session-start", {"cwd": "/w/shop"}, "gemini").stdout)
+    question = "What do you remember about deploys?"
+    answer = "Deploys go out only on weekdays, and the whole test suite runs first."
+    prompt = _gemini_injected(brief, question)
+    assert _hook(vault, "after-agent", {"session_id": "g-2", "cwd": "/w/shop", "prompt": prompt,
+                                        "prompt_response": answer}, "gemini").returncode == 0
+    session = tmp_path / "session-2026-12-06T14-17-g2.jsonl"
+    lines = [
+        {"sessionId": "g-2", "projectHash": "x", "startTime": "2026-12-06T14:17:42Z", "kind": "main"},
+        {"$set": {"messages": [{"id": "m0", "type": "user", "content": [
+            {"text": "<session_context>\nThis is the Gemini CLI. Today's date is …\n</session_context>"}]}]}},
+        {"id": "m1", "type": "user", "content": [{"text": prompt}]},
+        {"$set": {"lastUpdated": "2026-12-06T14:19:19Z"}},
+        {"id": "m2", "type": "gemini", "content": answer, "thoughts": [], "model": "gemini-3.1-pro-preview"},
+        {"$set": {"messages": [{"id": "m1", "type": "user", "content": [{"text": prompt}]},
+                               {"id": "m2", "type": "gemini", "content": answer}]}},
+    ]
+    session.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    # The payload's session id does not decide: the file's own sessionId does (the same turn, stored once).
+    res = _hook(vault, "pre-compact", {"session_id": "other", "cwd": "/w/shop", "transcript_path": str(session)},
+                "gemini")
+    assert res.returncode == 0 and res.stderr == ""
+    stored = _turns(vault)
+    assert len(stored) == 1 and stored[0]["user"] == question, stored
+    assert "MEMVAULT" not in json.dumps(stored) and "hook_context" not in json.dumps(stored)
+    health = json.loads((vault / ".memvault" / "health.json").read_text())
+    assert health["capture"]["ok"] and health["capture"]["already"] == 1

@@ -300,6 +300,8 @@ def test_project_scope_and_moved_homes(run, spaced, tmp_path, monkeypatch):
     assert _mcp_entry_at(codex_home / "config.toml")["command"] == sys.executable  # user scope: absolute
     res = _setup(run, spaced, "codex", "--scope", "project")
     assert "trust" in res.stderr and "codex exec" in res.stderr
+    # The user scope names memvault too (a different command): said, since hosts report it as a conflict.
+    assert "(user scope) names memvault too" in res.stderr and "--scope user --undo" in res.stderr
     _setup(run, spaced, "codex", "--scope", "project", "--undo")
     assert not (repo / ".codex").exists()
 

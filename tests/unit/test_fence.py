@@ -24,3 +24,9 @@ def test_strip_keeps_text_that_only_names_a_fence_and_cuts_an_unclosed_one():
     assert fence.strip(f"the marker {mark} appears in passing") == "the marker  appears in passing"
     assert fence.strip(f"keep\n{mark}\n- [c-1] a card, cut short") == "keep"
     assert fence.strip("no fence at all\n") == "no fence at all\n"
+
+
+def test_strip_finds_a_fence_a_host_html_escaped():
+    block = fence.wrap("- [c-1] Deploy on Fridays", fence.HEADER["en"])
+    escaped = block.replace("<", "&lt;").replace(">", "&gt;")
+    assert fence.strip(f"{escaped}What now?") == "What now?"

@@ -64,16 +64,17 @@ def setup(
                     tofile=str(c.path) if c.after is not None else "/dev/null"))
         if as_json:
             print_json({"agent": a.name, "dry_run": True, "files": [c.to_json() for c in changes],
-                        "next": agents.advice(a, scope, lead) if lead else []})
+                        "next": agents.advice(a, scope, lead, os.environ, project_dir) if lead else []})
         elif not any(c.changed for c in changes):
             typer.echo(f"{a.name}: nothing to change", err=True)
         elif lead is not None:
-            for note in agents.advice(a, scope, lead):
+            for note in agents.advice(a, scope, lead, os.environ, project_dir):
                 typer.echo(f"{a.name}: then: {note}", err=True)
         return
     done = agents.apply(changes, os.environ, undo=undo)
     if as_json:
-        print_json({"agent": a.name, "undo": undo, "files": done, "next": [] if undo else agents.advice(a, scope, lead)})
+        print_json({"agent": a.name, "undo": undo, "files": done,
+                    "next": [] if undo else agents.advice(a, scope, lead, os.environ, project_dir)})
         return
     for item in done:
         if not item["changed"]:
@@ -85,7 +86,7 @@ def setup(
     if not changes:
         typer.echo(f"{a.name}: no settings file of memvault's to undo")
     elif not undo:
-        for note in agents.advice(a, scope, lead):
+        for note in agents.advice(a, scope, lead, os.environ, project_dir):
             typer.echo(f"{a.name}: next: {note}", err=True)
 
 

@@ -5,8 +5,8 @@
   drops the rest of that message. Nested tags count by depth; a stray closing tag is dropped.
 - memvault's own fenced memory (a brief or context pack an agent was given, memvault.fence, also when a host
   HTML-escaped it) and the blocks hosts wrap around what they inject (`<hook_context>`, `<session_context>`) are
-  removed, so the brief never comes back as a turn or a card; `strip_tags` blocks (`<system-reminder>`, `<think>` …) are removed;
-  `skip_patterns` mark harness injections.
+  removed, so the brief never comes back as a turn or a card; `strip_tags` blocks (`<system-reminder>`,
+  `<think>` …) are removed; `skip_patterns` mark harness injections.
 - `memvault:off` in a person's message stops capture of that session from that message on; `memvault:on` starts
   it again. Both messages themselves are never stored. (The rule is the same whether a log is captured once at
   the end or after every turn, so an agent's hook and a later `memvault capture` of the same log agree.)

@@ -66,7 +66,8 @@ def _remember(vault: Path, n: int, project: str = "shop", zh: bool = False) -> N
 
     v = Vault.open(vault, {})
     for i in range(n):
-        title = f"规则 {i}：部署前必须先跑完整的测试套件" if zh else f"Rule {i}: run the whole test suite before a deploy"
+        title = (f"规则 {i}：部署前必须先跑完整的测试套件" if zh else
+                 f"Rule {i}: run the whole test suite before a deploy")
         body = ("并且把结果写进发布说明，失败时不得发布，必须先修复再重新运行全部测试。" * 3 if zh else
                 "and note the result in the release notes; a red run blocks the deploy until it is fixed. " * 3)
         remember(v, title, now=lambda: "2026-12-01T10:00:00Z", kind="rule" if i % 2 else "decision", body=body,
@@ -199,7 +200,8 @@ def test_the_brief_says_when_capture_or_distill_stopped_working(vault, tmp_path)
     res = _hook(vault, "stop", {"transcript_path": str(garbage), "cwd": "/x/shop"})
     assert res.returncode == 0 and res.stdout == ""
     brief = _context(_hook(vault, "session-start", {"cwd": "/x/shop"}).stdout)
-    assert "stored nothing: no turn could be read from" in brief and "memvault capture --format claude-code" in brief
+    assert "stored nothing: no turn could be read from" in brief
+    assert "memvault capture --format claude-code" in brief
     # A capture that works clears the note.
     good = tmp_path / "good.jsonl"
     shutil.copy(DATA / "claude-code-en.jsonl", good)

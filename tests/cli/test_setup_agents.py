@@ -129,7 +129,8 @@ def _jsonc(text: str) -> dict:
 
 
 def _hooks(home: Path, agent: str) -> dict:
-    rel = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}[agent]
+    rel = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+           "gemini": ".gemini/settings.json"}[agent]
     return _jsonc((home / rel).read_text())["hooks"]
 
 

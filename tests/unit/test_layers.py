@@ -1,9 +1,10 @@
 """The house's layers (each package's __init__ says what it owns), checked by walking the code with `ast`.
 
-Low to high: core (memvault/errors.py, model.py, voices.py, choices.py, fence.py) < redact < vault < hosts = search = capture < distill
-< views < mcp (the agents' interface) < cli. A module imports only from its own package and from lower layers; hosts, search and capture, side by
-side, never import each other; nothing imports cli but the entry point. Only vault/ writes files, only search/index holds SQL,
-no module passes 400 lines, and every package says in its docstring what it owns.
+Low to high: core (memvault/errors.py, model.py, voices.py, choices.py, fence.py) < redact < vault
+< hosts = search = capture < distill < views < mcp (the agents' interface) < cli. A module imports only from its
+own package and from lower layers; hosts, search and capture, side by side, never import each other; nothing
+imports cli but the entry point. Only vault/ writes files, only search/index holds SQL, no module passes 400
+lines, and every package says in its docstring what it owns.
 """
 
 from __future__ import annotations

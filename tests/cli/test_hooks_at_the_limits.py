@@ -126,6 +126,19 @@ def test_hooks_fail_open_and_never_block_compaction(vault, tmp_path):
         assert "Traceback" not in res.stderr
 
 
+def test_a_hook_reads_the_whole_payload_even_when_it_cannot_work(tmp_path):
+    """A payload larger than a pipe holds (and than the 1 MB a hook reads), to a hook whose vault is missing or
+    whose event is unknown: the host's write never fails."""
+    for vault, event in ((tmp_path / "missing", "stop"), (tmp_path, "no-such-event")):
+        proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(vault), "hook", event],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        payload = json.dumps({"transcript_path": "/x", "padding": "x" * 1_500_000}).encode()
+        proc.stdin.write(payload)  # BrokenPipeError here if the hook exited without reading
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0 and proc.stdout.read() == b""
+        assert b"Traceback" not in proc.stderr.read()
+
+
 def test_a_hook_stops_by_itself_before_the_host_would_kill_it(vault, tmp_path):
     """The host's stdin never closes (a hung pipe): the hook gives up after its deadline, exits 0, prints
     nothing, and the next brief says the capture did not finish."""

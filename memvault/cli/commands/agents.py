@@ -126,7 +126,17 @@ def hook(
     except Exception as exc:  # noqa: BLE001 - an agent's hook must never fail the agent, nor print its text
         err(f"hook {event}: internal error: {type(exc).__name__}")
     finally:
+        _drain()  # whatever the host still sends is read, so it never writes into a closed pipe
         signal.alarm(0)
+
+
+def _drain() -> None:
+    try:
+        if sys.stdin is not None and not sys.stdin.isatty():
+            while sys.stdin.buffer.read(1 << 16):
+                pass
+    except (OSError, ValueError):
+        pass
 
 
 def _deadline(event: str, agent: str, seconds: int) -> None:

@@ -95,6 +95,13 @@ def test_the_brief_fits_the_host_cut_at_a_line_with_the_fence_closed(vault, zh):
     assert ("## Rules" if not zh else "## 规则") in text
     rules_in = sum(1 for line in inner.split("\n") if "rule" in line.lower() or "规则" in line)
     assert rules_in >= 20
+    # With the note that memory stopped being saved, the whole still fits, note first, fence closed.
+    bad = vault.parent / "bad.jsonl"
+    bad.write_text('{"kind": "x"}\n', encoding="utf-8")
+    _hook(vault, "stop", {"transcript_path": str(bad), "cwd": "/home/me/shop"})
+    noted = _context(_hook(vault, "session-start", {"cwd": "/home/me/shop"}).stdout)
+    assert len(noted) <= 9000 and ("停止保存" if zh else "stopped being saved") in noted.split("\n")[0]
+    assert noted.rstrip("\n").endswith(re.findall(FENCE, noted)[0])
 
 
 def test_the_brief_comes_back_after_compaction_and_for_every_host(vault):

@@ -3,14 +3,17 @@
 - `<private>…</private>` spans a person marked are dropped first, in every format, and replaced by the mark
   `[private]` (so a reader sees that something was left out, never what). An opening tag with no closing tag
   drops the rest of that message. Nested tags count by depth; a stray closing tag is dropped.
-- `strip_tags` blocks (`<system-reminder>`, `<think>` …) are removed; `skip_patterns` mark harness injections.
+- memvault's own fenced memory (a brief or context pack an agent was given, memvault.fence, also when a host
+  HTML-escaped it) and the blocks hosts wrap around what they inject (`<hook_context>`, `<session_context>`) are
+  removed, so the brief never comes back as a turn or a card; `strip_tags` blocks (`<system-reminder>`,
+  `<think>` …) are removed; `skip_patterns` mark harness injections.
 - `memvault:off` in a person's message stops capture of that session from that message on; `memvault:on` starts
   it again. Both messages themselves are never stored. (The rule is the same whether a log is captured once at
   the end or after every turn, so an agent's hook and a later `memvault capture` of the same log agree.)
 - `capture.exclude`: projects (globs) and working folders (globs; a folder covers everything below it) whose
   turns are never stored.
 
-Pure: standard library and memvault.redact only.
+Pure: standard library, memvault.fence and memvault.redact only.
 """
 
 from __future__ import annotations
@@ -21,9 +24,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memvault import fence
 from memvault.redact import engine as redact
 
 PRIVATE_MARK = "[private]"
+# Blocks a host wraps around what it injects into the user's message (Gemini CLI: a hook's additionalContext in
+# <hook_context>, its own preamble in <session_context>): never the person's words, whatever capture.strip_tags says.
+_HOST_BLOCKS = re.compile(r"<(hook_context|session_context)\b[^>]*>.*?(?:</\1\s*>|\Z)|</(?:hook|session)_context\s*>",
+                          re.S | re.I)
 _PRIVATE_TAG = re.compile(r"<(/?)private\b[^<>]{0,200}>", re.I)
 _SWITCH = re.compile(r"(?<![\w/-])memvault:(off|on)\b", re.I)
 
@@ -102,9 +110,11 @@ class Hygiene:
         return self.cleaned(text).text
 
     def cleaned(self, text: str) -> Cleaned:
-        """Private spans out first (a private span may hold anything, a strip tag included), then strip tags."""
+        """Private spans out first (a private span may hold anything, a strip tag included), then memvault's own
+        fenced memory, then strip tags."""
         c = strip_private(text)
-        out = c.text
+        out = _HOST_BLOCKS.sub("", c.text) if "_context" in c.text else c.text
+        out = fence.strip(out)
         if self.strip is not None and "<" in out:
             out = self.strip.sub("", out)
         return Cleaned(out.strip(), c.private, c.unclosed)

@@ -48,7 +48,8 @@ def _out(props: dict[str, Any], required: tuple[str, ...] = (), memory: bool = T
 
 
 S = {"type": "string"}
-S_NULL = {"type": ["string", "null"]}
+# No type arrays ("type": ["string", "null"]): strict validators (the MCP Inspector's --strict) warn on them.
+S_NULL = {"anyOf": [{"type": "string"}, {"type": "null"}]}
 INT = {"type": "integer"}
 STRS = {"type": "array", "items": S}
 ANY_OBJ = {"type": "object"}
@@ -58,7 +59,7 @@ HIT = {"type": "object", "required": ["id", "kind", "title", "score"], "properti
     "id": S, "kind": {"type": "string", "description": "A card kind, or episode for a raw conversation turn."},
     "title": S, "project": S_NULL, "status": S, "score": {"type": "number"}, "snippet": S, "why": STRS,
     "sources": STRS, "refs": STRS, "created": S,
-    "valid_from": {"type": ["string", "null"], "description": "When it was said or became true (world time)."},
+    "valid_from": {**S_NULL, "description": "When it was said or became true (world time)."},
     "session": S_NULL, "path": S_NULL,
     "weak": {"type": "boolean", "description": "Nothing reached the relevance floor: a best guess on a few words."}}}
 

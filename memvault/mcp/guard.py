@@ -6,8 +6,8 @@
   turns into an MCP error result (never a crashed server); its message never echoes the rejected value.
 - Everything returned passes through the vault's redaction rules, like CLI output (defence in depth: a person may
   have typed a key into a card by hand).
-- Memory text (cards, turns, entity pages) is returned fenced and labelled as quoted data, with the fence of
-  memvault.views.context (a hash of what it encloses, so no memory can close it), so an instruction written
+- Memory text (cards, turns, entity pages) is returned fenced and labelled as quoted data, with memvault.fence's
+  fence (a hash of what it encloses, so no memory can close it), so an instruction written
   inside a memory reads as a quote. The structured content gets the same treatment (`mark`): some clients
   (Codex CLI) give the model the JSON of `structuredContent` instead of the text, so every memory text field in
   it is wrapped between two marks, and a `_notice` key (sorted first, and first in order) says what they mean.
@@ -17,16 +17,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
+from memvault import fence as fences
 from memvault.errors import MemvaultError, UsageError
 from memvault.redact import engine as redact
 from memvault.vault.codec import SAFE_ID
 
-# The fence of memvault.views.context (FENCE_PREFIX there; tests/unit/test_mcp_guard.py keeps the two equal),
-# written out here: importing the context module pulls in search and its index (~40 % of the server's start-up).
-FENCE_PREFIX = "<<<MEMVAULT-MEMORY-"
+FENCE_PREFIX = fences.PREFIX
 
 # Most characters of an argument: generous for real use, small enough that a 1 MB string is refused at once.
 LIMITS = {"query": 2000, "ident": 200, "title": 300, "body": 20000, "name": 200, "reason": 500}
@@ -163,13 +161,8 @@ def clean_text(rules: redact.Rules, value: str) -> str:
 
 def fence(inner: str, label: str = "memory") -> str:
     """`inner` between two fence lines that carry a hash of it, after a line saying it is quoted memory."""
-    salt = 0
-    mark = _mark(inner)
-    while mark in inner:
-        salt += 1
-        mark = _mark(f"{salt}\x1f{inner}")
-    head = NOTICE.format(fence=mark) if label == "memory" else f"{label} ({NOTICE.format(fence=mark)})"
-    return f"{head}\n{mark}\n{inner.rstrip(chr(10))}\n{mark}"
+    head = NOTICE if label == "memory" else f"{label} ({NOTICE})"
+    return fences.wrap(inner, head).rstrip("\n")
 
 
 # Keys whose strings are memory text (said in a conversation, or written into a card): wrapped by `mark`.
@@ -185,11 +178,7 @@ def mark(data: dict[str, Any]) -> dict[str, Any]:
     found: list[str] = []
     _walk(data, False, found.append)
     seed = "\x1f".join(found)
-    fence = _mark(seed)
-    salt = 0
-    while any(fence in s for s in found):
-        salt += 1
-        fence = _mark(f"{salt}\x1f{seed}")
+    fence = fences.pick(seed, found)
     wrapped = _walk(data, False, None, fence)
     return {"_notice": MARK_NOTICE.format(fence=fence), **wrapped}
 
@@ -204,10 +193,6 @@ def _walk(value: Any, memory: bool, seen, fence: str | None = None) -> Any:
             seen(value)
         return f"{fence}{value}{fence}" if fence else value
     return value
-
-
-def _mark(seed: str) -> str:
-    return FENCE_PREFIX + hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
 
 
 def message(exc: BaseException) -> str:

@@ -192,6 +192,19 @@ def remove_file(path: str | os.PathLike) -> bool:
     return True
 
 
+def remove_empty_dirs(paths: list[str | os.PathLike]) -> list[str]:
+    """Remove each folder that is empty (deepest first); a folder with anything in it, or already gone, stays as
+    it is. Returns the folders removed."""
+    done = []
+    for path in sorted(map(str, paths), key=len, reverse=True):
+        try:
+            os.rmdir(path)
+        except OSError:  # not empty, gone, or not ours to remove: left alone
+            continue
+        done.append(path)
+    return done
+
+
 def make_symlink(target: str, link: str | os.PathLike) -> bool:
     """Make `link` a symbolic link to `target` (a name in the link's folder); False where the file system or the
     OS allows none."""

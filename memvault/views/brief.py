@@ -3,7 +3,7 @@
 `memvault context` with no question, the agents' SessionStart hook and the MCP `brief` prompt all give it: the
 project's latest synopsis, its rules and preferences (and the personal ones, project null), its open threads and
 questions, and its newest decisions, within a token budget, in that order of importance. It is fenced and labelled
-as reference data exactly like a context pack (memvault.views.context's header and fence), redacted again on the
+as reference data exactly like a context pack (memvault.fence's header and fence), redacted again on the
 way out, one line per card (newlines collapsed, so no card text stands on a line of its own, where the fence is).
 
 The project comes from `--project`, else from the working folder (`project_for`): its name, as agents' logs name
@@ -14,17 +14,18 @@ personal cards).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memvault import fence
 from memvault.distill.llm import estimate_tokens
 from memvault.errors import NoMatch, UsageError
+from memvault.fence import HEADER
 from memvault.redact import engine as redact
 from memvault.search.index import Index
 from memvault.vault.store import Vault
-from memvault.views.context import FENCE_PREFIX, HEADER, MIN_BUDGET
+from memvault.views.context import MIN_BUDGET
 from memvault.views.text import CJK, beyond_title, flatten
 
 # (section, kinds, most cards, share of the room it may take before later sections had their turn)
@@ -70,6 +71,7 @@ class Brief:
     entries: tuple[BriefEntry, ...]
     omitted: int
     pack: str
+    lang: str = "en"
 
     def to_json(self) -> dict[str, Any]:
         return {"brief": True, "query": "", "project": self.project, "budget": self.budget,
@@ -77,9 +79,11 @@ class Brief:
                 "cards": [e.to_json() for e in self.entries], "pack": self.pack}
 
 
-def build_brief(vault: Vault, project: str | None, *, budget: int | None = None) -> Brief:
+def build_brief(vault: Vault, project: str | None, *, budget: int | None = None,
+                max_chars: int | None = None) -> Brief:
     """The brief of `project` (None: every project's cards). Raises UsageError for a budget too small,
-    NoMatch (exit 1) when there is nothing to say."""
+    NoMatch (exit 1) when there is nothing to say. `max_chars` caps the text too (an agent's hook): whole card
+    lines go, the last section's first, so the cut is at a line and the fence stays closed."""
     if budget is None:
         budget = int(vault.config.section("context").get("budget_tokens", 2000))
     if budget < MIN_BUDGET:
@@ -101,8 +105,8 @@ def build_brief(vault: Vault, project: str | None, *, budget: int | None = None)
         raise NoMatch(f"nothing to brief for {where}: no synopsis, rule, preference, thread, question or "
                       "decision card")
     lang = _language(cards.values())
-    overhead = estimate_tokens(HEADER[lang].format(fence=_fence("0")) + "\n") + 2 * estimate_tokens(
-        _fence("0") + "\n") + estimate_tokens(LEAD[lang].format(project=project or "-") + "\n")
+    overhead = estimate_tokens(HEADER[lang].format(fence=fence.mark("0")) + "\n") + 2 * estimate_tokens(
+        fence.mark("0") + "\n") + estimate_tokens(LEAD[lang].format(project=project or "-") + "\n")
     room = budget - overhead
     chosen: list[BriefEntry] = []
     used = 0
@@ -127,11 +131,19 @@ def build_brief(vault: Vault, project: str | None, *, budget: int | None = None)
     while True:
         text = _render(chosen, project, lang, rules)
         used = estimate_tokens(text)
-        if used <= budget or len(chosen) == 1:
+        if (used <= budget and (max_chars is None or len(text) <= max_chars)) or len(chosen) == 1:
             break
-        chosen.pop()  # Trigger: the whole-brief redaction grew the text. Outcome: drop the last card.
+        # Trigger: the whole-brief redaction grew the text, or it is longer than the host takes. Outcome: drop
+        # the last card (the least useful section's oldest); drop whole lines first when far over.
+        over = len(text) - max_chars if max_chars is not None else 0
+        if over <= 0:
+            chosen.pop()
+        while over > 0 and len(chosen) > 1:
+            over -= len(chosen.pop().line) + 1
+    if max_chars is not None and len(text) > max_chars:
+        raise NoMatch(f"even one card of the brief is longer than {max_chars} characters")
     return Brief(project=project, budget=budget, used_tokens=used, entries=tuple(chosen),
-                 omitted=len(cards) - len(chosen), pack=text)
+                 omitted=len(cards) - len(chosen), pack=text, lang=lang)
 
 
 def project_for(vault: Vault, folder: str | Path) -> str:
@@ -182,10 +194,6 @@ def _line(c: dict[str, Any], body_chars: int) -> str:
     return text
 
 
-def _fence(seed: str) -> str:
-    return FENCE_PREFIX + hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
-
-
 def _render(chosen: list[BriefEntry], project: str | None, lang: str, rules: redact.Rules) -> str:
     lines = [LEAD[lang].format(project=flatten(project or "-", 80))]
     for section, *_ in SECTIONS:
@@ -194,12 +202,6 @@ def _render(chosen: list[BriefEntry], project: str | None, lang: str, rules: red
             lines.append(f"## {TITLES[lang][section]}")
             lines.extend(e.line for e in mine)
     inner = "\n".join(lines)
-    salt = 0
-    fence = _fence(inner)
-    while fence in inner:  # a card would have to hold the hash of the whole brief; the counter is for form
-        salt += 1
-        fence = _fence(f"{salt}\x1f{inner}")
-    return redact.redact(f"{HEADER[lang].format(fence=fence)}\n{fence}\n{inner}\n{fence}\n", rules).text
-
+    return redact.redact(fence.wrap(inner, HEADER[lang]), rules).text
 
 __all__ = ["Brief", "BriefEntry", "build_brief", "project_for"]

@@ -71,14 +71,27 @@ CODEX_HOOKS = """{
 }
 """
 CURSOR_MCP = '{\n\t"mcpServers": {\n\t\t"linear": {\n\t\t\t"url": "https://mcp.linear.app/sse"\n\t\t}\n\t}\n}\n'
-GEMINI_SETTINGS = '{\n  "theme": "GitHub",\n  "mcpServers": {}\n}\n'
+# Gemini CLI reads JSONC: comments stay where they are, and a URL's // in a string is no comment.
+GEMINI_SETTINGS = """{
+  // my Gemini settings
+  "theme": "GitHub", /* dark at night */
+  "mcpServers": {
+    "docs": {"httpUrl": "https://example.com//mcp"} // the team's server
+  }
+}
+"""
+ANTIGRAVITY_MCP = '{\n  "mcpServers": {\n    "github": {"command": "npx", "args": ["-y", "gh-mcp"]}\n  }\n}\n'
 
 FILES = {  # agent -> {path relative to HOME: text}
     "claude-code": {".claude/settings.json": CLAUDE_SETTINGS, ".claude.json": CLAUDE_JSON},
     "codex": {".codex/config.toml": CODEX_CONFIG, ".codex/hooks.json": CODEX_HOOKS},
     "cursor": {".cursor/mcp.json": CURSOR_MCP},
     "gemini": {".gemini/settings.json": GEMINI_SETTINGS},
+    "antigravity": {".gemini/config/mcp_config.json": ANTIGRAVITY_MCP},
 }
+EVENTS = {"claude-code": (("Stop", "stop"), ("PreCompact", "pre-compact"), ("SessionStart", "session-start")),
+          "gemini": (("AfterAgent", "after-agent"), ("PreCompress", "pre-compact"), ("SessionStart", "session-start"))}
+EVENTS["codex"] = EVENTS["claude-code"]
 
 
 @pytest.fixture
@@ -104,13 +117,21 @@ def _snapshot(home: Path, rels) -> dict[str, bytes | None]:
 def _mcp_entry(home: Path, agent: str) -> dict:
     if agent == "codex":
         return tomllib.loads((home / ".codex/config.toml").read_text())["mcp_servers"]["memvault"]
-    rel = {"claude-code": ".claude.json", "cursor": ".cursor/mcp.json", "gemini": ".gemini/settings.json"}[agent]
-    return json.loads((home / rel).read_text())["mcpServers"]["memvault"]
+    rel = {"claude-code": ".claude.json", "cursor": ".cursor/mcp.json", "gemini": ".gemini/settings.json",
+           "antigravity": ".gemini/config/mcp_config.json"}[agent]
+    return _jsonc((home / rel).read_text())["mcpServers"]["memvault"]
+
+
+def _jsonc(text: str) -> dict:
+    from memvault.hosts.jsonedit import check
+
+    return check(text)
 
 
 def _hooks(home: Path, agent: str) -> dict:
-    rel = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json"}[agent]
-    return json.loads((home / rel).read_text())["hooks"]
+    rel = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+           "gemini": ".gemini/settings.json"}[agent]
+    return _jsonc((home / rel).read_text())["hooks"]
 
 
 def _setup(run, vault: Path, *args: str, code: int = 0):
@@ -143,20 +164,30 @@ def test_setup_twice_then_undo_gives_back_the_bytes(run, spaced, agent):
             assert new == old
             assert raw.decode() in now  # every byte of the file before is still there, in order
         else:
-            old, new = json.loads(raw), json.loads(now)
+            old, new = _jsonc(raw.decode()), _jsonc(now)
             new.get("mcpServers", {}).pop("memvault", None)
             for event, groups in list(new.get("hooks", {}).items()):
                 new["hooks"][event] = [g for g in groups if "memvault" not in json.dumps(g)]
                 if not new["hooks"][event] and event not in old.get("hooks", {}):
                     del new["hooks"][event]
+            if new.get("hooks") == {} and "hooks" not in old:
+                del new["hooks"]
             assert new == old, rel
-    if agent in ("claude-code", "codex"):
+            if agent == "gemini":  # every comment is still there
+                assert all(c in now for c in ("// my Gemini settings", "/* dark at night */", "// the team's"))
+    if agent in EVENTS:
         hooks = _hooks(home, agent)
-        for event, name in (("Stop", "stop"), ("PreCompact", "pre-compact"), ("SessionStart", "session-start")):
-            mine = [h["command"] for g in hooks[event] for h in g["hooks"] if "memvault" in h["command"]]
-            assert len(mine) == 1 and f" hook {name} --agent {agent}" in mine[0], (event, mine)
-        assert any("banner.py" in json.dumps(g) or "notify-send" in json.dumps(g)
-                   for groups in hooks.values() for g in groups)  # the user's hooks stay
+        for event, name in EVENTS[agent]:
+            mine = [h for g in hooks[event] for h in g["hooks"] if "memvault" in h["command"]]
+            assert len(mine) == 1 and f" hook {name} --agent {agent}" in mine[0]["command"], (event, mine)
+            # Gemini counts a hook's timeout in milliseconds, the others in seconds; each above the hook's own
+            # deadline (memvault.views.hookrun.DEADLINES), so the host never has to kill it.
+            assert mine[0]["timeout"] == (30 if name == "session-start" else 120) * (1000 if agent == "gemini" else 1)
+        # SessionStart has no matcher: it runs for every source, `compact` included (the brief comes back).
+        assert all("matcher" not in g for g in hooks["SessionStart"] if "memvault" in json.dumps(g))
+        if agent != "gemini":
+            assert any("banner.py" in json.dumps(g) or "notify-send" in json.dumps(g)
+                       for groups in hooks.values() for g in groups)  # the user's hooks stay
     # Twice: not one byte changes.
     second = _setup(run, spaced, agent)
     assert "unchanged" in second.stdout and "updated" not in second.stdout
@@ -229,20 +260,103 @@ def test_a_broken_file_is_refused_and_left_alone(run, spaced):
     assert "config.toml" in res.stderr and "by hand" in res.stderr
 
 
+def _memvault_on_path(tmp_path: Path, monkeypatch) -> Path:
+    """A `memvault` command on PATH (what pipx or a system install gives), running this checkout."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "memvault"
+    script.write_text(f"#!/bin/sh\nexec {shlex_quote(sys.executable)} -m memvault \"$@\"\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    return bin_dir
+
+
+def shlex_quote(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
 def test_project_scope_and_moved_homes(run, spaced, tmp_path, monkeypatch):
     repo = tmp_path / "shop repo"
     (repo / "src").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     monkeypatch.chdir(repo / "src")
-    _setup(run, spaced, "claude-code", "--scope", "project")
-    assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["memvault"]["command"] == sys.executable
-    assert "hook stop" in (repo / ".claude/settings.json").read_text()
+    _memvault_on_path(tmp_path, monkeypatch)
+    res = _setup(run, spaced, "claude-code", "--scope", "project")
+    # Portable: the committed files name `memvault` from PATH and no path of this machine.
+    entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["memvault"]
+    assert entry == {"type": "stdio", "command": "memvault", "args": ["mcp"]}
+    settings = (repo / ".claude/settings.json").read_text()
+    assert "memvault hook stop --agent claude-code" in settings and str(tmp_path) not in settings
+    # What the host still needs, and where the vault is found (it lies outside the project).
+    assert "approve" in res.stderr and "pending" in res.stderr and "MEMVAULT_DIR=" in res.stderr
     _setup(run, spaced, "claude-code", "--scope", "project", "--undo")
-    assert not (repo / ".mcp.json").exists() and not (repo / ".claude/settings.json").exists()
+    # Undone: the files and the folder setup made are gone; the repository stays.
+    assert not (repo / ".mcp.json").exists() and not (repo / ".claude").exists() and (repo / ".git").is_dir()
     codex_home = tmp_path / "codex home"
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     _setup(run, spaced, "codex")
     assert (codex_home / "config.toml").is_file() and (codex_home / "hooks.json").is_file()
+    assert _mcp_entry_at(codex_home / "config.toml")["command"] == sys.executable  # user scope: absolute
+    res = _setup(run, spaced, "codex", "--scope", "project")
+    assert "trust" in res.stderr and "codex exec" in res.stderr
+    # The user scope names memvault too (a different command): said, since hosts report it as a conflict.
+    assert "(user scope) names memvault too" in res.stderr and "--scope user --undo" in res.stderr
+    _setup(run, spaced, "codex", "--scope", "project", "--undo")
+    assert not (repo / ".codex").exists()
+
+
+def _mcp_entry_at(path: Path) -> dict:
+    return tomllib.loads(path.read_text())["mcp_servers"]["memvault"]
+
+
+def test_project_files_run_on_another_machine(run, spaced, tmp_path, monkeypatch):
+    """A vault inside the project is named relative to it; the hook runs from the project's folder as the host
+    gives it ($CLAUDE_PROJECT_DIR), with `memvault` from PATH, and a missing `memvault` is said out loud."""
+    repo = tmp_path / "team repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copytree(spaced, repo / "memory")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    res = _setup(run, repo / "memory", "claude-code", "--scope", "project", "--dry-run")
+    assert "not on PATH" in res.stderr or "not on PATH" in res.stdout
+    _memvault_on_path(tmp_path, monkeypatch)
+    res = _setup(run, repo / "memory", "claude-code", "--scope", "project")
+    assert "MEMVAULT_DIR" not in res.stderr and "not on PATH" not in res.stderr
+    assert json.loads((repo / ".mcp.json").read_text())["mcpServers"]["memvault"]["args"] == [
+        "--vault", "memory", "mcp"]
+    hooks = json.loads((repo / ".claude/settings.json").read_text())["hooks"]
+    stop = hooks["Stop"][0]["hooks"][0]["command"]
+    assert stop == 'memvault --vault "$CLAUDE_PROJECT_DIR"/memory hook stop --agent claude-code'
+    # "Another machine": the repository moved, the hook run from elsewhere with the host's variable.
+    moved = tmp_path / "elsewhere" / "checkout"
+    moved.parent.mkdir()
+    shutil.move(str(repo), str(moved))
+    transcript = tmp_path / "t.jsonl"
+    shutil.copy(DATA / "claude-code-en.jsonl", transcript)
+    done = _run_hook(stop, {"transcript_path": str(transcript), "cwd": str(moved)}, Path(os.environ["HOME"]),
+                     CLAUDE_PROJECT_DIR=str(moved), PATH=os.environ["PATH"])
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert list((moved / "memory" / "episodes").rglob("*.jsonl"))
+
+
+def test_launch_names_a_memvault_installed_inside_the_project(tmp_path):
+    from memvault.hosts import agents
+
+    project = tmp_path / "p"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "bin" / "memvault").write_text("#!/bin/sh\n")
+    vault = tmp_path / "v"
+    lead = agents.launch(agents.AGENTS["codex"], "project", {"PATH": "/nonexistent", "HOME": str(tmp_path)},
+                         project, vault, str(project / ".venv" / "bin" / "python"))
+    assert lead.argv == (".venv/bin/memvault",)
+    assert lead.shell == '"$(git rev-parse --show-toplevel)"/.venv/bin/memvault'
+    assert any("MEMVAULT_DIR" in n for n in lead.notes)
+    home_vault = agents.launch(agents.AGENTS["gemini"], "project", {"PATH": "/nonexistent", "HOME": str(tmp_path)},
+                               project, tmp_path / "memvault", str(project / ".venv" / "bin" / "python"))
+    assert home_vault.notes == () and home_vault.shell == '"$GEMINI_PROJECT_DIR"/.venv/bin/memvault'
 
 
 def _run_hook(command: str, payload: dict, home: Path, **env: str) -> subprocess.CompletedProcess:

@@ -1,9 +1,10 @@
 """The house's layers (each package's __init__ says what it owns), checked by walking the code with `ast`.
 
-Low to high: core (memvault/errors.py, model.py, voices.py, choices.py) < redact < vault < search = capture < distill < views
-< mcp (the agents' interface) < cli. A module imports only from its own package and from lower layers; search and capture, side by side, never
-import each other; nothing imports cli but the entry point. Only vault/ writes files, only search/index holds SQL,
-no module passes 400 lines, and every package says in its docstring what it owns.
+Low to high: core (memvault/errors.py, model.py, voices.py, choices.py, fence.py) < redact < vault
+< hosts = search = capture < distill < views < mcp (the agents' interface) < cli. A module imports only from its
+own package and from lower layers; hosts, search and capture, side by side, never import each other; nothing
+imports cli but the entry point. Only vault/ writes files, only search/index holds SQL, no module passes 400
+lines, and every package says in its docstring what it owns.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "memvault"
-RANK = {"core": 0, "redact": 1, "vault": 2, "search": 3, "capture": 3, "distill": 4, "views": 5, "mcp": 6,
-        "cli": 7}
-CORE = {"errors", "model", "voices", "records", "choices", "__init__"}
+RANK = {"core": 0, "redact": 1, "vault": 2, "hosts": 3, "search": 3, "capture": 3, "distill": 4, "views": 5,
+        "mcp": 6, "cli": 7}
+CORE = {"errors", "model", "voices", "records", "choices", "fence", "__init__"}
 MAX_LINES = 400
 
 

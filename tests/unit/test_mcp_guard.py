@@ -111,6 +111,8 @@ def test_mark_wraps_every_memory_string_and_nothing_else():
 
 
 def test_the_fence_is_the_context_packs_fence():
-    from memvault.views.context import FENCE_PREFIX
+    from memvault import fence
 
-    assert guard.FENCE_PREFIX == FENCE_PREFIX
+    assert guard.FENCE_PREFIX == fence.PREFIX
+    wrapped = guard.fence("a memory")
+    assert fence.strip(wrapped) == "" and fence.strip("before\n" + wrapped + "\nafter") == "before\nafter"

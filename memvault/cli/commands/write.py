@@ -112,6 +112,8 @@ def distill_cmd(
         if summary.failed or dry_run:
             break
     failed = any(s.failed for s in summaries)
+    if not dry_run:
+        _health(vault, summaries, now)
     # After a failed distill the endpoint is likely down: the synopsis waits for the next run.
     upkeep = (_upkeep(vault, now, project, explain=dry_run, as_json=as_json, quiet=quiet)
               if auto and not failed else None)
@@ -121,6 +123,24 @@ def distill_cmd(
                 extra={"upkeep": upkeep} if upkeep is not None and last else None)
     if failed:
         raise typer.Exit(5)
+
+
+def _health(vault, summaries, now) -> None:
+    """The run's outcome for the brief's note on whether memory is still being saved (memvault.vault.health)."""
+    from memvault.vault import health
+
+    last = summaries[-1]
+    failed = next((s for s in summaries if s.failed), None)
+    entry = {"at": now(), "by": "memvault distill", "ok": True, "episodes": last.episodes_distilled}
+    if failed is not None:
+        kinds = ", ".join(k for k, n in failed.failures.items() if n)
+        entry.update(ok=False, problem=f"{kinds}: {failed.errors[0][:200] if failed.errors else 'a batch failed'}",
+                     fix="check llm.base_url, llm.model and the key named by llm.api_key_env in memvault.yaml "
+                         "(`memvault distill --dry-run` tries one batch); the turns stay pending")
+    elif last.pending_before and not any(s.episodes_distilled for s in summaries) and not last.stopped:
+        entry.update(ok=False, nothing=True, problem=f"{last.pending_before} turns were pending and none was read",
+                     fix="run `memvault distill --json` by hand to see why")
+    health.record(vault.root, "distill", entry)
 
 
 def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool, quiet: bool) -> dict[str, Any]:

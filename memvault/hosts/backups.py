@@ -3,7 +3,8 @@ that make `setup --undo` give back the bytes a file had before memvault first to
 
 Backups live in one folder (`$XDG_STATE_HOME/memvault/setup`, else `~/.local/state/memvault/setup`), not beside
 the files (a project's `.mcp.json` sits in a git repository): `setup.json` there maps each file memvault changed to
-whether it existed and the name of its backup. The first change of a file makes the backup; later ones keep it,
+whether it existed, the name of its backup and the folders that setup created for it (which `--undo` removes
+again when they are empty). The first change of a file makes the backup; later ones keep it,
 so it always holds the file as it was before memvault. Files are written atomically, with the mode they had.
 """
 
@@ -40,6 +41,7 @@ def read(path: Path) -> str | None:
 class Backup:
     existed: bool
     text: str | None  # the file before memvault first changed it (None: it did not exist, or the backup is gone)
+    made_dirs: tuple[str, ...] = ()  # folders that did not exist before setup wrote the file
 
 
 class Backups:
@@ -64,7 +66,9 @@ class Backups:
         text = None
         if entry.get("backup"):
             text = read(self.dir / str(entry["backup"]))
-        return Backup(bool(entry.get("existed")), text)
+        dirs = entry.get("made_dirs")
+        return Backup(bool(entry.get("existed")), text,
+                      tuple(str(d) for d in dirs) if isinstance(dirs, list) else ())
 
     def where(self, path: Path) -> Path | None:
         entry = self._index().get(str(path))
@@ -78,17 +82,33 @@ class Backups:
         name = self._name(path) if before is not None else None
         if name is not None:
             atomic_write(self.dir / name, before)
-        index[str(path)] = {"existed": before is not None, "backup": name}
+        index[str(path)] = {"existed": before is not None, "backup": name, "made_dirs": missing_dirs(path)}
         atomic_write(self.index_path, json.dumps(index, indent=2, ensure_ascii=False) + "\n")
         return self.dir / name if name else None
 
-    def forget(self, path: Path) -> None:
+    def forget(self, path: Path) -> list[str]:
+        """Drop the file's backup. Returns the folders setup made for it (the caller removes those left empty once
+        every file is undone: two files may share a folder)."""
         index = self._index()
         entry = index.pop(str(path), None)
+        made = []
+        if isinstance(entry, dict) and isinstance(entry.get("made_dirs"), list):
+            made = [str(d) for d in entry["made_dirs"]]
         if isinstance(entry, dict) and entry.get("backup"):
             remove_file(self.dir / entry["backup"])
         if entry is not None:
             atomic_write(self.index_path, json.dumps(index, indent=2, ensure_ascii=False) + "\n")
+        return made
+
+
+def missing_dirs(path: Path) -> list[str]:
+    """The folders above `path` that do not exist yet (writing the file will make them), nearest first."""
+    out = []
+    for parent in path.parents:
+        if parent.exists():
+            break
+        out.append(str(parent))
+    return out
 
 
 def write(path: Path, text: str) -> None:

@@ -139,7 +139,7 @@ def set_table(text: str, table: Sequence[str], values: Mapping[str, Any]) -> str
     block = render(table, values)
     kept, at = _cut(text, table)
     if at is None:
-        if _get(before, table) is not None:
+        if get_table(before, table) is not None:
             raise ValueError(f"[{_name(table)}] is defined in a form memvault does not edit (inline or dotted "
                              "keys): change it by hand")
         if not text.strip():
@@ -155,7 +155,7 @@ def set_table(text: str, table: Sequence[str], values: Mapping[str, Any]) -> str
         after = parse(out)
     except ValueError:
         after = None
-    if after is None or without(after, table) != without(before, table) or _get(after, table) != _get(
+    if after is None or without(after, table) != without(before, table) or get_table(after, table) != get_table(
             parse(block), table):
         raise ValueError(f"could not write [{_name(table)}] without changing other settings: change it by hand")
     return out
@@ -177,7 +177,7 @@ def remove_table(text: str, table: Sequence[str]) -> str:
     return out
 
 
-def _get(data: Mapping[str, Any], table: Sequence[str]) -> Any:
+def get_table(data: Mapping[str, Any], table: Sequence[str]) -> Any:
     node: Any = data
     for key in table:
         if not isinstance(node, Mapping) or key not in node:

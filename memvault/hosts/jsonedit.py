@@ -1,5 +1,9 @@
 """Edit a JSON document as text: set or remove one member, append or remove array items, and leave every other
-byte as it was (the person's formatting, key order, and the settings memvault does not own).
+byte as it was (the person's formatting, key order, comments, and the settings memvault does not own).
+
+JSONC too (Gemini CLI's settings.json may hold `//` and `/* */` comments, which Gemini itself reads): every
+position is found in a copy of the text with its comments blanked out (same length, same line breaks), and the
+edit is made on the text itself, so the comments stay where they were.
 
 Pure (standard library only). Positions come from the standard decoder (`raw_decode`, `scanstring`), so text is
 only cut at member and item boundaries it found. A path is a sequence of keys (str, into objects) and indexes
@@ -33,6 +37,35 @@ class Span:
     value_end: int
 
 
+def blank_comments(text: str) -> str:
+    """`text` with its `//` and `/* */` comments (outside strings) replaced by spaces, line breaks kept: the same
+    length, so positions in it are positions in `text`. A comment left open runs to the end."""
+    if "/" not in text:
+        return text
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [c if c in "\r\n" else " " for c in text[i:end]]
+            i = end
+        else:
+            i += 1
+    return "".join(out)
+
+
 def _ws(text: str, pos: int) -> int:
     return _WS.match(text, pos).end()
 
@@ -43,6 +76,7 @@ def _where(text: str, pos: int) -> str:
 
 def _spans(text: str, start: int) -> tuple[list[Span], int]:
     """The members (object) or items (array) of the container opening at `start`, and its closing position."""
+    text = blank_comments(text)
     is_obj = text.startswith("{", start)
     close_ch = "}" if is_obj else "]"
     out: list[Span] = []
@@ -76,7 +110,7 @@ def _spans(text: str, start: int) -> tuple[list[Span], int]:
 def check(text: str) -> Any:
     """The parsed document, which must be a JSON object; else ValueError naming the line."""
     try:
-        value = json.loads(text)
+        value = json.loads(blank_comments(text))
     except json.JSONDecodeError as exc:
         raise ValueError(f"line {exc.lineno}: {exc.msg}") from None
     if not isinstance(value, dict):
@@ -87,6 +121,7 @@ def check(text: str) -> Any:
 def _container(text: str, path: Path) -> int:
     """Position of the `{` or `[` the path leads to (KeyError when a step is missing)."""
     check(text)
+    text = blank_comments(text)
     pos = _ws(text, 0)
     for step in path:
         spans, _close = _spans(text, pos)
@@ -143,6 +178,9 @@ def _insert(text: str, open_pos: int, piece: Callable[[str, bool], str]) -> str:
         return text[:last.value_end] + ",\n" + indent + piece(indent, False) + text[last.value_end:]
     outer = _line_indent(text, open_pos)
     indent = outer + unit(text)
+    inside = text[open_pos + 1:close]
+    if inside.strip():  # only a comment inside: it stays, after the new member
+        return text[:open_pos + 1] + "\n" + indent + piece(indent, False) + inside + text[close:]
     return text[:open_pos + 1] + "\n" + indent + piece(indent, False) + "\n" + outer + text[close:]
 
 

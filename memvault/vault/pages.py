@@ -81,15 +81,23 @@ def _date(card: Card) -> str:
 
 
 def render_block(slug: str, cards: Iterable[Card]) -> str:
-    """Mention list for one entity: newest first (world time, then id), one wikilink line per card."""
+    """The entity's profile: what holds now (its active cards other than events), then its history (events,
+    superseded and retracted cards), each newest first (world time, then id), one wikilink line per card."""
     mine = [c for c in cards if slug in c.entities]
     mine.sort(key=lambda c: (_date(c), c.created, c.id), reverse=True)
+    now = [c for c in mine if c.status == "active" and c.kind != "event"]
+    past = [c for c in mine if not (c.status == "active" and c.kind != "event")]
     lines = []
-    for c in mine:
-        status = "" if c.status == "active" else f" · {c.status}"
-        date = f" ({_date(c)})" if _date(c) else ""
-        lines.append(f"- [[{c.id}]] {c.kind} · {_escape(c.title)}{date}{status}")
-    return "\n".join(lines)
+    for head, group in (("**Now**", now), ("**History**", past)):
+        if group:
+            lines += [head, ""] + [_line(c) for c in group] + [""]
+    return "\n".join(lines).rstrip("\n")
+
+
+def _line(c: Card) -> str:
+    status = "" if c.status == "active" else f" · {c.status}"
+    date = f" ({_date(c)})" if _date(c) else ""
+    return f"- [[{c.id}]] {c.kind} · {_escape(c.title)}{date}{status}"
 
 
 def cards_by_entity(cards: Iterable[Card]) -> dict[str, list[Card]]:

@@ -51,6 +51,7 @@ BODY_CHARS = 280  # a card is a line, not a page: its title and the start of its
 # long list only the lines on the question's topic (_focus).
 FOLD_BODY_CHARS = (1200, 600, BODY_CHARS)
 FOLD_TAG = "folded"
+LIFE_TAG = "life"  # the offline engine's cards from a chat between people (distill/offline): never pinned
 FOLD_MORE = {"en": "- … {n} more: memvault show {id}", "zh": "- … 另有 {n} 条：memvault show {id}"}
 TITLE_CHARS = 160
 SUCCESSOR_TITLE_CHARS = 60
@@ -165,7 +166,7 @@ def build_context(vault: Vault, query: str, *, budget: int | None = None, projec
             break
         chosen.pop()  # Trigger: the whole-pack redaction grew the text. Outcome: drop the last card, re-render.
     omitted = len(pinned) + len(recalled) - len(chosen)
-    order = {b: i for i, b in enumerate(BUCKETS)}
+    order = _bucket_order(chosen)
     entries = tuple(sorted(chosen, key=lambda e: (order[e.bucket], e.rank)))
     return ContextPack(query=query, budget=budget, used_tokens=used, intent=intent, project=project,
                        entries=entries, omitted=omitted, pack=text)
@@ -181,6 +182,8 @@ def _pinned(idx: Index, kinds: Sequence[str], project: str | None) -> list[_Cand
         return []
     out: dict[str, _Candidate] = {}
     for row in idx.pinned_rows(kinds, project):
+        if LIFE_TAG in (json.loads(row[-1] or "[]") or []):
+            continue  # a like told in a chat between people ("Mel loves camping") is a fact of a life, no rule
         out.setdefault(row[0], _candidate(row, pinned=True))  # a git merge may leave one id in two files
     # Only the latest synopsis of each project is pinned, even where older data left two of them active.
     latest: dict[str | None, _Candidate] = {}
@@ -370,9 +373,19 @@ def _tokens(text: str) -> int:
     return estimate_tokens(text)
 
 
+def _bucket_order(chosen: Sequence[PackEntry]) -> dict[str, int]:
+    """Headings in the order of their best entry: the bucket of what answers the question first (recalled
+    entries rank before pinned ones), then the next; the fixed BUCKETS order breaks ties."""
+    best = {b: min((e.rank for e in chosen if e.bucket == b), default=len(chosen) + i)
+            for i, b in enumerate(BUCKETS)}
+    ordered = sorted(BUCKETS, key=lambda b: (best[b], BUCKETS.index(b)))
+    return {b: i for i, b in enumerate(ordered)}
+
+
 def _render(chosen: Sequence[PackEntry], lang: str, rules: redact.Rules) -> str:
     lines: list[str] = []
-    for bucket in BUCKETS:
+    order = _bucket_order(chosen)
+    for bucket in sorted(BUCKETS, key=order.__getitem__):
         mine = sorted((e for e in chosen if e.bucket == bucket), key=lambda e: e.rank)
         if mine:
             lines.append(_heading(bucket, lang))

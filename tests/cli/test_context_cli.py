@@ -20,8 +20,8 @@ def test_json_shape_and_text_output_agree(run):
     data = run.json("context", "postgres", "orders", "--project", "shop", "--budget", "600")
     assert set(data) >= {"query", "budget", "used_tokens", "cards", "pack"}
     assert data["query"] == "postgres orders" and data["budget"] == 600
-    assert [c["id"] for c in data["cards"]] == [rule, pref, dec]
-    assert [c["bucket"] for c in data["cards"]] == ["rules", "preferences", "decisions"]
+    assert [c["id"] for c in data["cards"]] == [dec, rule, pref]  # what the question finds first (issue 32)
+    assert [c["bucket"] for c in data["cards"]] == ["decisions", "rules", "preferences"]
     assert set(data["cards"][0]) >= {"id", "kind", "bucket", "title", "tokens"}
     assert data["used_tokens"] == estimate_tokens(data["pack"]) <= 600
     text = run("context", "postgres", "orders", "--project", "shop", "--budget", "600").stdout

@@ -126,3 +126,24 @@ def test_turns_that_give_nothing_are_counted_and_said_with_their_reason(tmp_path
     assert stats["episodes_without_cards"] == {"unread_language": 2, "no_statement": 1}
     doctor = cli(root, "doctor")
     assert doctor.returncode == 0 and "2 episodes are in a language the offline engine does not read" in doctor.stderr
+
+
+def test_a_pack_pins_stated_rules_not_a_persons_likes_and_puts_the_answer_first(tmp_path):
+    root = vault(tmp_path)
+    rows = []
+    for n, (who, text) in enumerate([("Gina", "I love dancing, it's my favourite thing in the world."),
+                                     ("Jon", "I really enjoy long walks on the beach with my dog."),
+                                     ("Gina", "I also lost my job at DoorDash this month."),
+                                     ("Jon", "Sorry to hear that, Gina.")]):
+        rows.append(json.dumps({"role": "user" if n % 2 == 0 else "assistant", "speaker": who, "content": text,
+                                "ts": "2023-01-20T10:00:00", "session": 1, "id": f"D1:{n}"}))
+    distil(root, "\n".join(rows) + "\n")
+    assert cli(root, "remember", "Always answer in English", "--kind", "rule").returncode == 0
+    likes = [c for c in cards(root) if c["kind"] == "preference"]
+    assert likes and all("life" in c["tags"] for c in likes), [(c["title"], c["tags"]) for c in cards(root)]
+    done = cli(root, "context", "When did Gina lose her job?", "--json")
+    assert done.returncode == 0, done.stderr
+    entries = json.loads(done.stdout)["cards"]
+    assert "DoorDash" in entries[0]["title"], entries
+    pinned = [e for e in entries if e["pinned"]]
+    assert [e["title"] for e in pinned] == ["Always answer in English"], pinned

@@ -55,16 +55,16 @@ def shop(run):
     return ids
 
 
-def test_pinned_first_then_recall_filtered_to_project_and_personal(vault, shop):
+def test_recall_first_then_pinned_filtered_to_project_and_personal(vault, shop):
     res = pack(vault, "cart database", project="shop")
     ids = [e.id for e in res.entries]
-    assert ids[:2] == [shop["rule"], shop["pref"]]  # rules, then preferences, before anything recalled
-    assert all(e.pinned for e in res.entries[:2]) and not any(e.pinned for e in res.entries[2:])
+    assert ids[-2:] == [shop["rule"], shop["pref"]]  # what the question finds first, then rules, preferences
+    assert all(e.pinned for e in res.entries[-2:]) and not any(e.pinned for e in res.entries[:-2])
     assert shop["postgres"] in ids and shop["question"] in ids
     assert shop["ops_rule"] not in ids and shop["k3s"] not in ids  # another project's cards stay out
     assert shop["sqlite"] not in ids  # superseded, and this is not a history question
     text = res.pack
-    order = [text.index(h) for h in ("## Rules", "## Preferences", "## Decisions", "## Open questions")]
+    order = [text.index(h) for h in ("## Decisions", "## Open questions", "## Rules", "## Preferences")]
     assert order == sorted(order)
     assert f"[{shop['postgres']} · 2026-11-05 · shop] Use Postgres for the cart database: Concurrent" in text
     buckets = {e.id: e.bucket for e in res.entries}

@@ -21,6 +21,7 @@ from memvault.model import Card, Episode
 ENGINE = "offline"
 CONFIDENCE = "extracted"
 STATE_FIELD = "current"
+LIFE_TAG = "life"  # views/context.py pins no card with it
 BATCH = 64  # episodes per journal line; a batch also ends before a state change (see plan)
 
 
@@ -115,6 +116,8 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
             said = [_proposal(st, ep, i, name, asked, cards, project, related, told) for st in _statements(text)]
             if name and people:
                 said = _one_memory(said) or _told_card(told, i, name)
+                for card in said:  # what a person tells of their life: recalled when asked, never pinned
+                    card["tags"] = list(dict.fromkeys([*card.get("tags", ()), LIFE_TAG]))[:TAGS_MAX]
             mine.extend(said)
         proposals.extend(mine[:CARDS_PER_EPISODE])
     return {"cards": proposals}, related

@@ -38,6 +38,13 @@ def assistant_is_person(ep: Episode) -> bool:
                 and (ep.source or {}).get("kind") in PERSON_FORMATS)
 
 
+def _lone_person(ep: Episode) -> bool:
+    """A named person's turn with no reply (a chat between people whose session ends on it)."""
+    names = ep.speakers or {}
+    return bool(names.get("user") and not (ep.assistant or "").strip() and not ep.tools
+                and (ep.source or {}).get("kind") in PERSON_FORMATS)
+
+
 def voices(ep: Episode) -> list[tuple[str, str | None, str]]:
     """(side, speaker's name or None, text) for each side of the turn spoken by a person: the user always,
     the assistant when it is a person too (assistant_is_person)."""
@@ -109,7 +116,7 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
     project = batch[0].project
     for i, ep in enumerate(batch):
         mine: list[dict] = []
-        people = assistant_is_person(ep)
+        people = assistant_is_person(ep) or _lone_person(ep)
         for side, name, text in voices(ep):
             asked = _asked(batch, i, side)
             told = _told(text, name, ep.at) if people else ""
@@ -132,13 +139,18 @@ _CHEER = re.compile(r"\b(?:here (?:for|to) (?:you|help|listen|cheer)|cheer(?:ing
                     r"(?:won't|will not|never) (?:give up|quit)|(?:doing|do) (?:my|his|her|their) best)\b", re.IGNORECASE)
 
 
+# Said to or of the other person ("Melanie loves how you tell your stories"): about them, not the speaker.
+_TO_YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
+
+
 def _one_memory(said: list[dict]) -> list[dict]:
     """What a named speaker says in one message, as one card (its body holds the whole of what they told): the
     first statement's title; a photo shown with nothing said is no memory; a state change stays a card of its
     own (it supersedes)."""
     keep = [c for c in said if c["kind"] == "state"]
     told = [c for c in said if c["kind"] != "state" and not _PHOTO_ONLY.match(c["title"])
-            and not _CHEER.search(c["title"]) and _substance(c["body"]) >= MIN_WORDS]
+            and not _CHEER.search(c["title"]) and not _TO_YOU.search(c["title"])
+            and _substance(c["body"]) >= MIN_WORDS]
     return keep + told[:1]
 
 

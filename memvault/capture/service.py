@@ -203,6 +203,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             cur.at = cur.at or msg.ts
         elif msg.role == "rewound":  # a prompt on a branch the person left (rewind, rollback): not a turn
             result.skipped["rewound"] += 1
+        elif msg.role == "greeting":  # a character's greeting before the person said anything: no user side
+            result.skipped["greeting"] += 1
         elif msg.role == "tool":
             if cur is not None:
                 cur.tools += max(1, msg.tools)

@@ -10,6 +10,7 @@ message (an answer with sections) stays in it.
 
 from __future__ import annotations
 
+import functools
 import re
 import typing
 from collections.abc import Iterator
@@ -71,9 +72,10 @@ def read(stream: typing.BinaryIO, name: str, max_line_bytes: int) -> Iterator[It
             current = {"role": SPEAKERS[m.group("who").lower()], "lines": [m.group("rest")],
                        "ref": f"{name}:{lineno}", "ts": _stamp(m.group("ts"), m.group("tm"), day)}
             continue
-        if _FENCE.match(line):
+        lead = line.lstrip()[:1]  # most lines are text: only these first characters can start structure
+        if lead in ("`", "~") and _FENCE.match(line):
             fence = not fence
-        elif not fence and (_HEADING.match(line) or _RULE.match(line) or not line.strip()):
+        elif not fence and (not lead or (lead in "#-*_" and (_HEADING.match(line) or _RULE.match(line)))):
             # Trigger: a heading, a rule or a blank line. Why: it is the transcript's structure when only more
             # of the same lies before the next speaker line, and text of the message when text follows.
             # Outcome: held back; joined to the message when text follows, dropped at the next speaker.
@@ -97,6 +99,7 @@ def _message(cur: dict) -> Message:
     return Message(role=cur["role"], text="\n".join(cur["lines"]).strip(), ref=cur["ref"], ts=cur["ts"])
 
 
+@functools.lru_cache(maxsize=1024)  # a transcript repeats its day on every speaker line below a heading
 def _stamp(full: str | None, time_only: str | None, day: str | None) -> str | None:
     """A speaker line's time: its own full stamp, else its time on the day of the heading above, else that day."""
     if full:

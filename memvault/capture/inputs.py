@@ -31,14 +31,21 @@ class Folder:
 
 
 def walk_folder(folder: Path) -> Folder:
-    """Every file under `folder`, recursively, in name order. Hidden files and folders (`.git`, `.DS_Store`)
-    and files whose name no chat log has are skipped; symbolic links to folders are not followed (no loops)."""
+    """Every file under `folder`, recursively, in name order. Hidden files and folders (`.git`, `.DS_Store`),
+    files whose name no chat log has, and a memvault vault are skipped; symbolic links to folders are not
+    followed (no loops)."""
     out = Folder()
 
     def unreadable(exc: OSError) -> None:
         out.unreadable.append((str(exc.filename or folder), f"cannot read ({exc.strerror or exc})"))
 
     for here, dirs, names in os.walk(folder, onerror=unreadable):
+        if "memvault.yaml" in names and "episodes" in dirs:
+            # Trigger: a vault inside the folder (`capture ~/notes` with the vault in it). Why: its own day
+            # files and cards are no chat logs, and reading them back would store turns twice. Outcome: skipped.
+            out.skipped.append((here, "a memvault vault"))
+            dirs[:] = []
+            continue
         for d in sorted(d for d in dirs if d.startswith(".")):
             out.skipped.append((os.path.join(here, d), "hidden folder"))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))

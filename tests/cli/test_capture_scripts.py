@@ -107,3 +107,13 @@ def test_source_is_for_piped_input_and_one_printable_line(run, vault, tmp_path):
     res = run("capture", "--source", "two\nlines", input=b"User: hello there\nAssistant: hi\n", code=2)
     assert "one printable line" in res.stderr
     assert episodes(vault) == []
+
+
+def test_a_vault_inside_the_folder_is_never_read_back(run, vault, tmp_path):
+    top, logs = _folder(tmp_path)
+    run("capture", str(logs[2]), "--project", "home")
+    shutil.copytree(vault, top / "memvault")  # the vault kept among the notes, its day files full of turns
+    out = run.json("capture", str(top), "--project", "home")
+    assert str(top / "memvault") in [x["input"] for x in out["inputs_skipped"]]
+    assert not any("memvault" in name for name in out["formats"])
+    assert out["already_stored"] == 3 and out["revoked"] == 0

@@ -91,6 +91,26 @@ def test_a_real_rewind_and_a_compaction_after_it_still_drop_the_left_branch(tmp_
     assert res.skipped["rewound"] == 1  # "… in Rust" was left by the rewind
 
 
+def test_a_rewind_to_the_first_message_is_a_rewind_and_an_old_compaction_root_is_not(tmp_path):
+    rewound = [_cc("u1", None, "user", "Name the service harbor-api.", 0),
+               _cc("a1", "u1", "assistant", "Named harbor-api.", 1),
+               _cc("u2", None, "user", "给服务起名叫 harbor-gw。", 5),  # a second root prompt with an answer below
+               _cc("a2", "u2", "assistant", "已命名为 harbor-gw。", 6)]
+    res = _capture(tmp_path / "v", _jsonl(rewound))
+    assert [e["user"] for e in _stored(tmp_path / "v")] == ["给服务起名叫 harbor-gw。"] and res.skipped["rewound"] == 1
+    # an older version's compaction: a new root that is the summary, not the person's prompt
+    compacted = [_cc("c1", None, "user", "Which port does harbor-gw use?", 0),
+                 _cc("c2", "c1", "assistant", "Port 8443.", 1),
+                 _cc("c3", None, "user", "This session is being continued from a previous conversation.", 2,
+                     isCompactSummary=True),
+                 _cc("c4", "c3", "user", "Then open 8443 on the firewall.", 3),
+                 _cc("c5", "c4", "assistant", "Opened 8443.", 4)]
+    res = _capture(tmp_path / "w", _jsonl(compacted))
+    assert [e["user"] for e in _stored(tmp_path / "w")] == ["Which port does harbor-gw use?",
+                                                           "Then open 8443 on the firewall."]
+    assert "rewound" not in res.skipped
+
+
 def test_a_tail_of_an_unlinked_log_that_begins_inside_an_answer_stores_no_fragment(tmp_path):
     lines = (SHAPES / "claude-code-unlinked.jsonl").read_bytes().splitlines(keepends=True)
     res = _capture(tmp_path / "v", b"".join(lines[-4:]))  # the special-characters answer's question is line 12

@@ -1,5 +1,6 @@
 """The codex format: a Codex CLI rollout, newer `{"timestamp", "type", "payload"}` envelopes or the older bare
-Responses-API items. Duplicate prompt events are dropped and `thread_rolled_back` undoes turns.
+Responses-API items. Duplicate prompt and answer events are dropped (a rollout of events only reads them as the
+turns), and `thread_rolled_back` undoes turns.
 """
 
 from __future__ import annotations

@@ -153,16 +153,25 @@ def capture_set(vault: Path, set_dir: Path, labels: list[dict], env: dict) -> di
     card's evidence must be in its episode's text of the side that said it (`who`: the user's unless the label
     says "assistant"), else the set (or capture) is broken: stop."""
     ids_by_file: dict[str, list[str]] = {}
+    greetings: dict[str, int] = {}
     for name in sorted({r["file"] for r in labels}):
-        out = _run(["-V", str(vault), "capture", str(set_dir / "inputs" / name), "--project", Path(name).stem,
-                    "--json"], env, f"capture {name}")
-        ids_by_file[name] = json.loads(out)["episodes"]
+        out = json.loads(_run(["-V", str(vault), "capture", str(set_dir / "inputs" / name), "--project",
+                               Path(name).stem, "--json"], env, f"capture {name}"))
+        ids_by_file[name] = out["episodes"]
+        greetings[name] = out["skipped_by_reason"].get("greeting", 0)
     episodes = read_episodes(vault)
     keyed: dict[str, dict] = {}
     for row in labels:
+        # The labels were frozen when capture stored a SillyTavern greeting as turn 1; since issue 35 it is no
+        # turn. Its label (nothing to extract) has no episode left to score; later turns move up by one.
+        turn = row["turn"] - (greetings[row["file"]] if row["session"] is None else 0)
+        if turn < 1:
+            if row["cards"]:
+                raise SystemExit(f"labels.jsonl: {row['episode']}: a greeting capture skips carries cards")
+            continue
         eps = [episodes[i] for i in ids_by_file[row["file"]]]
         hits = [e for e in eps
-                if e["turn"] == row["turn"] and (row["session"] is None or e["session"] == row["session"])]
+                if e["turn"] == turn and (row["session"] is None or e["session"] == row["session"])]
         if row["session"] is None and len({e["session"] for e in eps}) > 1:
             raise SystemExit(f"labels.jsonl: {row['episode']}: the file holds several sessions; name one")
         if len(hits) != 1:
@@ -566,6 +575,7 @@ def evaluate(args) -> dict:
         vault = workdir / "vault"
         _run(["init", str(vault)], env, "init")
         keyed = capture_set(vault, set_dir, labels, env)
+        labels = [r for r in labels if r["episode"] in keyed]  # a greeting's label: no turn to score
         summary = run_engine(args, vault, workdir, labels, keyed, env)
         cards = read_cards(vault)
         result = score(labels, keyed, cards, summary["seconds"])

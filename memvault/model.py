@@ -27,7 +27,7 @@ class Message:
     injected in the user's name (Claude Code's tool results, command output …), which never opens a turn.
     """
 
-    role: str  # user | assistant | system | tool
+    role: str  # user | assistant | system | tool; rewound, greeting: counted as skipped, never a turn
     text: str
     ref: str
     ts: str | None = None  # ISO-8601 UTC, "YYYY-MM-DDTHH:MM:SSZ"

@@ -1,10 +1,14 @@
-"""Opening one capture input: sniffing its format from the first bytes (stdin cannot seek back, so the bytes
-read are replayed), including a first line longer than the sniffing window. Reads only."""
+"""Capture's inputs: the files a folder holds (`walk_folder`), and opening one input: sniffing its format from
+the first bytes (stdin cannot seek back, so the bytes read are replayed), including a first line longer than
+the sniffing window. Reads only."""
 
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import BinaryIO
 
 from memvault.capture import formats
@@ -12,6 +16,48 @@ from memvault.capture.formats.lines import Replay
 from memvault.errors import InputError
 
 SNIFF_BYTES = 64 * 1024
+# The names a chat log goes by; in a folder, a file of any other name (a config, an image, a script) is skipped.
+LOG_SUFFIXES = (".jsonl", ".json", ".ndjson", ".txt", ".md", ".markdown", ".log")
+
+
+@dataclass
+class Folder:
+    """What `capture DIR` finds: the files to read (sorted), the ones it skips with the reason, and the
+    folders it cannot list (refused, as an unreadable file is)."""
+
+    files: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def walk_folder(folder: Path) -> Folder:
+    """Every file under `folder`, recursively, in name order. Hidden files and folders (`.git`, `.DS_Store`),
+    files whose name no chat log has, and a memvault vault are skipped; symbolic links to folders are not
+    followed (no loops)."""
+    out = Folder()
+
+    def unreadable(exc: OSError) -> None:
+        out.unreadable.append((str(exc.filename or folder), f"cannot read ({exc.strerror or exc})"))
+
+    for here, dirs, names in os.walk(folder, onerror=unreadable):
+        if "memvault.yaml" in names and "episodes" in dirs:
+            # Trigger: a vault inside the folder (`capture ~/notes` with the vault in it). Why: its own day
+            # files and cards are no chat logs, and reading them back would store turns twice. Outcome: skipped.
+            out.skipped.append((here, "a memvault vault"))
+            dirs[:] = []
+            continue
+        for d in sorted(d for d in dirs if d.startswith(".")):
+            out.skipped.append((os.path.join(here, d), "hidden folder"))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = Path(here) / name
+            if name.startswith("."):
+                out.skipped.append((str(path), "hidden file"))
+            elif not name.lower().endswith(LOG_SUFFIXES):
+                out.skipped.append((str(path), "not a chat-log file name (" + ", ".join(LOG_SUFFIXES) + ")"))
+            else:
+                out.files.append(path)
+    return out
 
 
 def open_messages(stream: BinaryIO, fmt: str, name: str, sidechains: bool,

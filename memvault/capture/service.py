@@ -7,7 +7,7 @@ import hashlib
 import socket
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -34,7 +34,13 @@ class CaptureResult:
     redactions: Counter = field(default_factory=Counter)  # rule -> count
     episode_ids: list[str] = field(default_factory=list)
     private: Counter = field(default_factory=Counter)  # "spans" / "unclosed" -> count, in stored turns
-    inputs_skipped: list[dict[str, str]] = field(default_factory=list)  # {"input", "reason"}: not read at all
+    # {"input", "reason", "refused"}: not read at all. Refused: an input named to capture (a file, stdin) that
+    # could not be read; not refused: a file found in a folder that is no chat log.
+    inputs_skipped: list[dict] = field(default_factory=list)
+
+    @property
+    def refused(self) -> int:
+        return sum(1 for x in self.inputs_skipped if x.get("refused"))
 
 
     def to_json(self) -> dict:
@@ -77,8 +83,10 @@ def capture(
     session: str | None = None,
     now: Callable[[], str] | None = None,
     on_problem: Callable[[str], None] | None = None,
+    walked: Collection[str] = (),
 ) -> CaptureResult:
-    """Read every input, then store the turns that are not stored yet. Returns counts, never text."""
+    """Read every input, then store the turns that are not stored yet. Returns counts, never text. `walked`:
+    the names of inputs found inside a folder; one whose format cannot be told is skipped, not refused."""
     check_project(project)
     now = now or _utc_now
     hyg = Hygiene.from_config(dict(vault.config.capture), vault.config.section("redact").get("deny") or [])
@@ -89,11 +97,13 @@ def capture(
         try:
             used, messages = open_messages(stream, fmt, name, hyg.sidechains, hyg.max_line_bytes)
         except UnknownShape as exc:
-            # Trigger: one input's format cannot be told (a stray file in `capture *.json`). Why: the other
-            # inputs are good logs; refusing them all loses them. Outcome: skipped, named in a warning; a
-            # usage error (exit 2) only when no input could be read at all.
-            refused.append(exc)
-            result.inputs_skipped.append({"input": name, "reason": exc.reason})
+            # Trigger: one input's format cannot be told (a stray file in `capture *.json`, a note in a folder).
+            # Why: the other inputs are good logs; refusing them all loses them. Outcome: the others are read.
+            # A named input is refused (a warning names it; the command exits 2 after storing the rest); a
+            # file found in a folder is only listed as skipped: a folder holds other files too.
+            if name not in walked:
+                refused.append(exc)
+            result.inputs_skipped.append({"input": name, "reason": exc.reason, "refused": name not in walked})
             continue
         result.formats[name] = used
         turns.extend(_group_turns(messages, hyg, used, project, session, result, on_problem,
@@ -203,6 +213,8 @@ def _group_turns(messages, hyg: Hygiene, kind: str, project, session, result: Ca
             cur.at = cur.at or msg.ts
         elif msg.role == "rewound":  # a prompt on a branch the person left (rewind, rollback): not a turn
             result.skipped["rewound"] += 1
+        elif msg.role == "greeting":  # a character's greeting before the person said anything: no user side
+            result.skipped["greeting"] += 1
         elif msg.role == "tool":
             if cur is not None:
                 cur.tools += max(1, msg.tools)

@@ -1,7 +1,8 @@
 """capture of several inputs and of inputs whose first line is huge (issue 21, items 1 and 2).
 
-Item 1: `capture A B` where one file has an unknown shape captures the others and warns naming the file; only
-when no input could be read at all is it a usage error (exit 2), which also names the file.
+Item 1: `capture A B` where one file has an unknown shape captures the others and warns naming the file; it
+exits 2 after storing them (issue 35: a script must see the refusal). When no input could be read at all the
+usage error names the file.
 Item 2: the format of a JSON-lines log whose first line is longer than the sniffing window (a 20 MB paste) is
 found from a bounded prefix of that line and the lines after it; nothing else of such a log is lost.
 """
@@ -30,14 +31,15 @@ def test_one_unknown_file_among_several_is_skipped_with_a_warning_naming_it(run,
     odd_zh = tmp_path / "笔记.yaml"
     odd_zh.write_text("标题: 不是聊天记录\n条目: [1, 2]\n", encoding="utf-8")
     good = [EXAMPLES / "claude-code-session.jsonl", EXAMPLES / "sillytavern-chat.jsonl"]
-    res = run("capture", str(good[0]), str(odd), str(good[1]), str(odd_zh), "--json")
+    res = run("capture", str(good[0]), str(odd), str(good[1]), str(odd_zh), "--json", code=2)  # refused: exit 2
     out = json.loads(res.stdout)
     assert out["new"] > 0 and set(out["formats"]) == {str(g) for g in good}
     assert {x["input"] for x in out["inputs_skipped"]} == {str(odd), str(odd_zh)}
     assert f"warning: {odd}: unknown format" in res.stderr and f"warning: {odd_zh}: unknown format" in res.stderr
     both = {e["source"]["kind"] for e in episodes(vault)}
     assert both == {"claude-code", "sillytavern"}
-    text = run("capture", str(odd), str(good[0]))  # the text summary: the same warning, exit 0
+    assert all(x["refused"] for x in out["inputs_skipped"])
+    text = run("capture", str(odd), str(good[0]), code=2)  # the text summary: the same warning
     assert "already stored" in text.stdout and f"{odd}: unknown format" in text.stderr
 
 

@@ -90,7 +90,8 @@ def test_an_assistant_opening_is_stored_marked_never_as_a_bare_empty_user(tmp_pa
     capture(vault, "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in cc).encode())
     eps = live(vault)
     openings = [e for e in eps if e["user"] == ""]
-    assert len(openings) == 2  # the role-play greeting and the Claude Code log's first line
+    assert len(openings) == 1  # the Claude Code log's first line; a role-play greeting is no turn (issue 35)
+    assert openings[0]["assistant"] == "Session resumed: 3 files open."
     assert all(e["source"].get("opening") is True and e["turn"] == 1 for e in openings)
     assert all(e["source"].get("opening") is None for e in eps if e["user"])
 

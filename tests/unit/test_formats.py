@@ -596,7 +596,7 @@ def test_sillytavern_en_swipes_and_dates():
     ms = msgs(read(path))
     session = "Archivist - 2026-02-14@20h03m11s"
     assert [(m.role, m.ref, m.ts) for m in ms] == [
-        ("assistant", f"{path}:2", "2026-02-14T20:03:00Z"),  # "February 14, 2026 8:03pm"
+        ("greeting", f"{path}:2", "2026-02-14T20:03:00Z"),  # "February 14, 2026 8:03pm"; first_mes: no turn
         ("user", f"{path}:3", "2026-02-14T20:05:00Z"),
         ("assistant", f"{path}:4", "2026-02-14T20:05:00Z"),
         ("system", f"{path}:5", "2026-02-14T20:08:55Z"),  # narrator, epoch ms
@@ -613,7 +613,7 @@ def test_sillytavern_en_swipes_and_dates():
 
 def test_sillytavern_zh():
     ms = msgs(read(DATA / "sillytavern-zh.jsonl"))
-    assert [m.role for m in ms] == ["assistant", "user", "assistant", "user", "assistant", "user"]
+    assert [m.role for m in ms] == ["greeting", "user", "assistant", "user", "assistant", "user"]
     assert ms[2].text == "《标准日本语》初级上册，配套音频一定要听。"  # swipes[2], not mes
     assert ms[3].text == "继续" and ms[3].ts == "2026-01-25T21:43:00Z"
     assert {m.session for m in ms} == {"书店老板 - 2026-01-25@21h40m02s"}
@@ -646,7 +646,8 @@ def test_text_en():
     assert ms[1].text == "Some plain options:\n- `syncd`\n- `tidepool-sync`\n- `relay`"
     assert ms[3].text.endswith("<system-reminder>Context window is 40% full.</system-reminder>")
     assert ms[4].text == "ok"
-    assert all(m.ts is None and m.session is None for m in ms)
+    # "# Pairing notes, 2026-03-05" above the first speaker dates every turn below it
+    assert all(m.ts == "2026-03-05T00:00:00Z" and m.session is None for m in ms)
     assert "Pairing notes" not in "".join(m.text for m in ms)  # before the first speaker
 
 

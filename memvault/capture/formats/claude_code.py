@@ -54,6 +54,8 @@ def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
         return
     for msg in _message(obj, lineno, state):
         state.setdefault("messages", []).append((uuid if not sidechain else None, msg))
+        if uuid and msg.role == "user" and not msg.harness and msg.text.strip():
+            state.setdefault("prompts", set()).add(uuid)
     return
     yield
 
@@ -64,7 +66,7 @@ def finish(state: dict) -> Iterator[Item]:
     rewind and is reported as `rewound`, never as a turn. Side branches without a prompt (parallel tool
     results, progress lines) stay."""
     messages = state.get("messages", [])
-    nodes: dict[str, tuple[str | None, bool]] = state.get("nodes", {})
+    nodes = _unlinked_in_file_order(state.get("nodes", {}), state.get("prompts", set()))
     if not nodes:
         yield from (m for _u, m in messages)
         return
@@ -116,6 +118,25 @@ def finish(state: dict) -> Iterator[Item]:
             msg = Message(**{**msg.__dict__, "start": True})
         first = False
         yield msg
+
+
+def _unlinked_in_file_order(nodes: dict[str, tuple[str | None, bool]],
+                            prompts: set[str]) -> dict[str, tuple[str | None, bool]]:
+    """A root is not a rewind. Older Claude Code (and tools that write its format) leave `parentUuid: null` on
+    every record; a compaction of an older version starts a new root. Such a root continues the record before
+    it in the file: a record that no record names as its parent, or a root that is not a person's prompt.
+    Only a root prompt that starts a branch of its own (a rewind to the very first message) stays a root.
+    When no record links to another, nothing says where the conversation starts either (a tail looks the
+    same as the whole log), so no record is the start."""
+    parents = {parent for parent, _root in nodes.values() if parent}
+    out: dict[str, tuple[str | None, bool]] = {}
+    before = None
+    for uuid, (parent, root) in nodes.items():
+        if parent is None and (uuid not in parents or uuid not in prompts):
+            parent, root = before, root and before is None and bool(parents)
+        out[uuid] = (parent, root)
+        before = uuid
+    return out
 
 
 def _message(obj: dict, lineno: int, state: dict) -> Iterator[Message]:

@@ -1,5 +1,6 @@
 """The codex format: a Codex CLI rollout, newer `{"timestamp", "type", "payload"}` envelopes or the older bare
-Responses-API items. Duplicate prompt events are dropped and `thread_rolled_back` undoes turns.
+Responses-API items. Duplicate prompt and answer events are dropped (a rollout of events only reads them as the
+turns), and `thread_rolled_back` undoes turns.
 """
 
 from __future__ import annotations
@@ -102,16 +103,18 @@ def _keep(state: dict, source: str, messages: Iterator[Message]) -> None:
 
 
 def _event(payload: dict, lineno: int, state: dict, ts: str | None) -> None:
-    """event_msg repeats most messages as UI events; only two matter: a `user_message` whose prompt has no
-    response_item (newer rollouts may write only the event), and `thread_rolled_back` (undo the last turns)."""
+    """event_msg repeats the messages as UI events (codex-rs `rollout/policy.rs` persists `user_message` and
+    `agent_message`); three matter: a `user_message` or `agent_message` whose message has no response_item (a
+    rollout may hold only the events), and `thread_rolled_back` (undo the last turns)."""
     kind = payload.get("type")
-    if kind == "user_message":
+    if kind in ("user_message", "agent_message"):
         text = payload.get("message")
         if isinstance(text, str) and text.strip():
-            harness = text.lstrip().startswith(_HARNESS_PREFIXES)
+            user = kind == "user_message"
+            harness = user and text.lstrip().startswith(_HARNESS_PREFIXES)
             _keep(state, "event", iter([Message(
-                role="user", text=text, ref=line_ref(state, lineno), ts=ts, session=state.get("session"),
-                project=state.get("project"), harness=harness)]))
+                role="user" if user else "assistant", text=text, ref=line_ref(state, lineno), ts=ts,
+                session=state.get("session"), project=state.get("project"), harness=harness)]))
     elif kind == "thread_rolled_back":
         n = payload.get("num_turns")
         if isinstance(n, int) and not isinstance(n, bool) and n > 0:
@@ -124,7 +127,10 @@ def _event(payload: dict, lineno: int, state: dict, ts: str | None) -> None:
 
 
 def _dedupe(buf: list[tuple[str, Message]]) -> list[tuple[str, Message]]:
-    """Drop the `user_message` events that repeat a response_item prompt between the same two answers."""
+    """Drop the `agent_message` events of a rollout whose answers are response_items (they repeat them), and
+    the `user_message` events that repeat a response_item prompt between the same two answers."""
+    if any(src == "item" and m.role == "assistant" and m.text for src, m in buf):
+        buf = [(src, m) for src, m in buf if not (src == "event" and m.role == "assistant")]
     out: list[tuple[str, Message]] = []
     segment: list[tuple[str, Message]] = []
 

@@ -1,5 +1,6 @@
 """The sillytavern format: a SillyTavern chat file, a header line then one message per line; the chosen
-swipe is the message's text, the session comes from the header or the file name.
+swipe is the message's text, the session comes from the header or the file name. What the character (or a
+narrator) says before the person's first message is a `greeting`, not a turn.
 """
 
 from __future__ import annotations
@@ -37,7 +38,14 @@ def parse(obj: dict, lineno: int, state: dict) -> Iterator[Item]:
         role = "assistant"
     if "session" not in state:
         state["session"] = _session_from_name(state["name"])
-    start = state.pop("header", False)  # the chat's header line came first: this is its opening message
+    start = state.get("header", False)  # the chat's header line came first: this is its opening message
+    if start and role != "user":
+        # Trigger: a character's greeting (first_mes) or a narrator line before the person said anything.
+        # Why: it has no user side; stored, "hello" turns crowd out what was said. Outcome: counted as a
+        # greeting, never a turn; the person's first message still starts the conversation.
+        role = "greeting"
+    else:
+        state.pop("header", None)
     yield Message(role=role, text=text, ref=line_ref(state, lineno), ts=normalize_ts(obj.get("send_date")),
                   session=state["session"], start=start, speaker=speaker_or_none(obj.get("name")))
 

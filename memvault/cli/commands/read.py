@@ -127,6 +127,9 @@ def _episode_lines(data: dict[str, Any]) -> list[str]:
     where = f"{data['project']}/{data['session']} turn {data['turn']}" if data["at"] else ""
     mark = "" if data["status"] == "live" else f"(revoked: {data['revoked_reason']})"
     lines = ["  ".join(x for x in (data["id"], data["at"] or "", where, mark) if x)]
+    source = data.get("source") or {}
+    if source.get("ref"):  # the input it came from (a file:line, a message id, capture --source NAME:line)
+        lines.append(clean_text(f"from {source.get('kind') or '?'} {source['ref']}").replace("\n", " "))
     if data["user"] is not None:
         for role in ("user", "assistant"):
             label = speaker_label((data.get("speakers") or {}).get(role))

@@ -190,6 +190,8 @@ def main() -> None:
     report_negatives("original negatives", neg)
     report_negatives("extended negatives (issue 11)", redact_cases.extended_negative_lines())
     report_negatives("all negatives", neg + redact_cases.extended_negative_lines())
+    report_negatives("plain negatives (issue 34: code, URLs, placeholders, prose; goal <= 5 % changed)",
+                     redact_cases.plain_negatives())
     all_pos = redact_cases.positive_cases() + redact_cases.extended_positive_cases()
     stats, _, (lost, total) = score(all_pos)
     n = sum(s[0] for s in stats.values())

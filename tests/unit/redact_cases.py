@@ -11,6 +11,7 @@ import json
 import random
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
 SEED = 20261130
 ALNUM = string.ascii_letters + string.digits
@@ -963,3 +964,23 @@ def novel_phrasings(seed: int = SEED + 13) -> list[Case]:
             text = t.format(v=v, u=_user(rng, True), sid="AC" + _r(rng, HEX, 32))
             cases.append(Case(f"novel-{family}-{len(cases)}", "", lang, text, (v,), family=family))
     return cases
+
+
+# --------------------------------------------------------------------------- plain negatives (issue 34)
+
+PLAIN_NEGATIVES = Path(__file__).resolve().parents[1] / "data" / "redact" / "negatives.txt"
+
+
+def plain_negatives() -> list[tuple[str, str]]:
+    """(group, text): secret-free texts that are not secret-shaped (code, URLs, config with placeholders,
+    prose, markup, logs, templates), from tests/data/redact/negatives.txt, frozen before issue 34's tuning."""
+    out: list[tuple[str, str]] = []
+    group = ""
+    for ln in PLAIN_NEGATIVES.read_text(encoding="utf-8").splitlines():
+        if not ln or ln.startswith("# "):
+            continue
+        if ln.startswith("## "):
+            group = ln[3:].strip()
+            continue
+        out.append((group, ln))
+    return out

@@ -118,7 +118,14 @@ def capture(
         return result
     host = socket.gethostname()
     stamp = now()
-    prepared = [_to_episode(t, hyg, host, stamp, vault.config.default_project, result) for t in turns]
+    # One batch: a secret found in one field or turn is redacted in every other one (a key quoted once after
+    # `token =` and pasted bare in the next turn goes both times).
+    texts: list[str] = []
+    for t in turns:
+        texts += ["\n\n".join(t.user), "\n\n".join(t.assistant)]
+        texts += [hyg.clean(n) for role in ("user", "assistant") for n in t.speakers.get(role, [])]
+    reds = iter(redact.redact_batch(texts, hyg.rules))
+    prepared = [_to_episode(t, reds, hyg, host, stamp, vault.config.default_project, result) for t in turns]
     prepared = [p for p in prepared if p is not None]
     with vault.append_lock():
         index = vault.episode_index()
@@ -254,9 +261,10 @@ class _Prepared:
     private: tuple[tuple[str, int], ...] = ()  # ("spans", n), ("unclosed", n): for the audit, never the text
 
 
-def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: str, result: CaptureResult):
-    user_r = redact.redact("\n\n".join(t.user), hyg.rules)
-    asst_r = redact.redact("\n\n".join(t.assistant), hyg.rules)
+def _to_episode(t: _Turn, reds, hyg: Hygiene, host: str, stamp: str, default_project: str, result: CaptureResult):
+    """The turn as an episode; `reds` yields its redacted fields (user, assistant, speaker names) in order."""
+    user_r, asst_r = next(reds), next(reds)
+    names = {role: [next(reds) for _ in t.speakers.get(role, [])] for role in ("user", "assistant")}
     user, assistant = user_r.text, asst_r.text
     if len(user.strip()) + len(assistant.strip()) < hyg.min_chars:
         result.skipped["short"] += 1
@@ -275,20 +283,19 @@ def _to_episode(t: _Turn, hyg: Hygiene, host: str, stamp: str, default_project: 
     ep = Episode(
         id=_episode_id(at, t.session, t.number, digest), at=at, project=t.project or default_project,
         session=t.session, turn=t.number, user=user, assistant=assistant, tools=t.tools, source=source,
-        hash=digest, speakers=_speakers(t, hyg, findings),
+        hash=digest, speakers=_speakers(t, names, findings),
     )
     private = tuple(sorted((k, v) for k, v in t.private.items() if v))
     return _Prepared(ep, findings, user_digest(user), opening, t.start, t.anonymous, t.at is not None, private)
 
 
-def _speakers(t: _Turn, hyg: Hygiene, findings: dict[str, int]) -> dict[str, list[str]]:
+def _speakers(t: _Turn, redacted: dict[str, list], findings: dict[str, int]) -> dict[str, list[str]]:
     """The turn's speaker names, redacted like its text (a name is data from the log too); roles with none left
     out. A side with no stored text names nobody."""
     out: dict[str, list[str]] = {}
     for role, said in (("user", t.user), ("assistant", t.assistant)):
         names = []
-        for name in t.speakers.get(role, []) if said else []:
-            r = redact.redact(hyg.clean(name), hyg.rules)
+        for r in redacted[role] if said else []:
             for rule, n in redact.count_by_rule(r.findings).items():
                 findings[rule] = findings.get(rule, 0) + n
             if r.text and r.text not in names:

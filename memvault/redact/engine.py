@@ -23,7 +23,8 @@ TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 m
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Finding", "Redaction", "Rules", "compile_rules", "default_rules", "redact", "count_by_rule"]
+__all__ = ["Finding", "Redaction", "Rules", "compile_rules", "default_rules", "redact", "redact_batch",
+           "count_by_rule"]
 
 
 # A named tuple, not a dataclass (`dataclasses` costs ~8 ms at search start-up) nor typing.NamedTuple (`typing`
@@ -45,7 +46,7 @@ Redaction = record("Redaction", _redaction)
 class Rules:
     """A compiled rule set. Opaque; build with compile_rules() or default_rules() and reuse."""
 
-    __slots__ = ("_rules", "_keywords", "_gates")
+    __slots__ = ("_rules", "_keywords", "_gates", "_index")
 
     def __init__(self, rules: Sequence[Rule]):
         self._rules = tuple(rules)
@@ -53,6 +54,14 @@ class Rules:
         # `in` per distinct keyword, 94 for the built-in rules), then each rule's gate is a set operation.
         self._keywords = tuple(sorted({k for r in self._rules for k in r.keywords}))
         self._gates = tuple(frozenset(r.keywords) for r in self._rules)
+        self._index: dict[str, int] = {}
+
+    def index_of(self, name: str) -> int:
+        """The rule that found a secret named `name` (a provider's name: the one-pass provider-token rule)."""
+        if not self._index:
+            for i, r in enumerate(self._rules):
+                self._index.setdefault(r.id, i)
+        return self._index.get(name, self._index.get("provider-token", 0))
 
     def __repr__(self) -> str:
         return f"Rules({len(self._rules)} rules)"
@@ -94,8 +103,10 @@ def default_rules() -> Rules:
     return Rules(BUILTIN)
 
 
-def redact(text: str, rules: Rules | None = None) -> Redaction:
-    """Replace every secret, email and home directory in `text`; spans in findings refer to `text`."""
+def redact(text: str, rules: Rules | None = None, known: dict[str, str] | None = None) -> Redaction:
+    """Replace every secret, email and home directory in `text`; spans in findings refer to `text`.
+    Every copy of a secret found goes too, wherever it stands; so does every copy of a `known` value
+    (value -> rule id: secrets found in other texts of the same batch, see redact_batch)."""
     rules = rules or default_rules()
     low = text.lower()
     if len(low) != len(text):
@@ -121,6 +132,8 @@ def redact(text: str, rules: Rules | None = None) -> Redaction:
                     secrets.append((ps, pe, idx, name))
                 else:
                     soft.append((ps, pe, idx))
+    if secrets or known:
+        secrets += _copies(text, secrets, known, rules)
     if not secrets and not soft:
         return Redaction(text, ())
 
@@ -143,6 +156,27 @@ def redact(text: str, rules: Rules | None = None) -> Redaction:
     return Redaction("".join(out), tuple(findings))
 
 
+def redact_batch(texts: Sequence[str], rules: Rules | None = None) -> list[Redaction]:
+    """redact() of each text, and every secret found in one text redacted in all of them (the fields of a
+    turn, the turns of one capture): a key quoted once after `token =` and pasted bare elsewhere goes both times."""
+    rules = rules or default_rules()
+    done = [redact(t, rules) for t in texts]
+    found: dict[str, str] = {}
+    for t, r in zip(texts, done):
+        for f in r.findings:
+            if f.family != "personal-data" and f.end - f.start >= COPY_MIN:
+                found.setdefault(t[f.start:f.end], f.rule)
+    if not found:
+        return done
+    out = []
+    for t, r in zip(texts, done):
+        own = {t[f.start:f.end] for f in r.findings}
+        if any(v not in own and v in t for v in found):
+            r = redact(t, rules, found)
+        out.append(r)
+    return out
+
+
 def count_by_rule(findings: Iterable[Finding]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for f in findings:
@@ -160,6 +194,37 @@ def redact_tree(data: Any, rules: Rules | None = None) -> Any:
     if isinstance(data, (list, tuple)):
         return type(data)(redact_tree(v, rules) for v in data)
     return data
+
+
+# --------------------------------------------------------------------------- copies of a secret
+
+COPY_MIN = 6  # shorter values (a PIN, "1234") would hit ordinary words and numbers elsewhere
+_COPY_ANYWHERE = 16  # shorter copies must stand apart (not inside a longer word or number)
+
+
+def _copies(text: str, secrets: list[tuple[int, int, int, str]], known: dict[str, str] | None,
+            rules: Rules) -> list[tuple[int, int, int, str]]:
+    """Spans of every other occurrence of a secret value found in `text` (or `known` from the batch)."""
+    values: dict[str, tuple[int, str]] = {}
+    for s, e, idx, name in secrets:
+        if e - s >= COPY_MIN and rules._rules[idx].kind == SECRET:
+            values.setdefault(text[s:e], (idx, name))
+    for v, name in (known or {}).items():
+        if v not in values and len(v) >= COPY_MIN:
+            values[v] = (rules.index_of(name), name)
+    out = []
+    n = len(text)
+    for v, (idx, name) in values.items():
+        i = text.find(v)
+        if i >= 0 and text.find(v, i + 1) < 0 and v not in (known or ()):
+            continue  # the one occurrence, already found
+        while i >= 0:
+            e = i + len(v)
+            if len(v) >= _COPY_ANYWHERE or ((i == 0 or not text[i - 1].isalnum())
+                                            and (e == n or not text[e].isalnum())):
+                out.append((i, e, idx, name))
+            i = text.find(v, i + 1)
+    return out
 
 
 # --------------------------------------------------------------------------- span arithmetic

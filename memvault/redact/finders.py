@@ -171,7 +171,7 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
         if m.start() > 0 and text[m.start() - 1] in "?&" and "&" in val:
             # a query string: ?app_secret=REPLACE_ME&page=2 -- the value ends at the next parameter
             val = val[:val.index("&")]
-            if PLACEHOLDER.match(val) or placeholder_token(val) or not val:
+            if PLACEHOLDER.match(val) or placeholder_token(val, loose=True) or not val:
                 return None
             s = m.start("bare")
             return (s, s + len(val)) if STRONG_KEY.search(m["key"]) or shaped(val) else None
@@ -197,7 +197,7 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
         return None
     if not STRONG_KEY.search(m["key"]) and not shaped(val):
         return None  # token / api key / *_KEY: the value must look machine-made, not like a word or a number
-    return None if placeholder_token(val) else m.span(group)
+    return None if placeholder_token(val, loose=True) else m.span(group)
 
 
 

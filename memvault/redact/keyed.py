@@ -147,7 +147,7 @@ def machine_made(v: str) -> bool:
 
 def placeholder_value(v: str) -> bool:
     low = v.lower()
-    return (PLACEHOLDER.match(v) is not None or low.strip("_-. ") in _GENERIC_PH or placeholder_token(v)
+    return (PLACEHOLDER.match(v) is not None or low.strip("_-. ") in _GENERIC_PH or placeholder_token(v, loose=True)
             or v.startswith(("$", "%", "{", "<", "#")) or "${" in v or "{{" in v
             or re.fullmatch(r"[!*&@][A-Za-z_][\w.-]*", v) is not None and wordy(v[1:]))  # YAML tag, alias
 

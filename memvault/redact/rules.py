@@ -77,7 +77,9 @@ BUILTIN: tuple[Rule, ...] = (
         "sk-", r"(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}+|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}+)",
         _DASH)), ("sk-",)),
     Rule("deepseek-api-key", regex(_tok("sk-", r"[0-9a-f]{32}(?![A-Za-z0-9_-])", _DASH)), ("sk-",)),
-    Rule("sk-api-key", regex(_tok("sk-", r"[A-Za-z0-9_-]{20,}+", _DASH), check=lambda m: has_digit(m[0][3:])),
+    # a digit, or the documented legacy shape (48 alphanumerics) with or without one
+    Rule("sk-api-key", regex(_tok("sk-", r"[A-Za-z0-9_-]{20,}+", _DASH),
+                             check=lambda m: has_digit(m[0][3:]) or len(m[0]) == 51 and m[0][3:].isalnum()),
           ("sk-",)),
     Rule("aws-access-key-id", regex(
         _tok_re("(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)", 4, r"[A-Z0-9]{16,}+(?![a-z])")),

@@ -63,6 +63,9 @@ PREFIXED: tuple[tuple[str, str, int, int, str], ...] = (
     ("PMAK-", HEX + "-", 50, 0, "postman-key"), ("sgp_", AN + "_", 40, 0, "sourcegraph-token"),
     ("pat.", B64U + ".", 60, 0, "harness-token"), ("ico-", AN, 32, 32, "infracost-token"),
     ("bkua_", "a-z0-9", 40, 0, "buildkite-token"), ("ddp_", AN, 36, 0, "deno-token"),
+    ("CCIPAT_", AN + "_", 50, 0, "circleci-token"), ("CCIPRJ_", AN + "_", 50, 0, "circleci-token"),
+    ("BBDC-", B64U, 44, 0, "bitbucket-token"),
+    ("rootly_", HEX, 64, 64, "rootly-key"),
     # SaaS
     ("ntn_", AN, 40, 0, "notion-token"), ("secret_", AN, 43, 43, "notion-token"), ("figd_", B64U, 36, 0, "figma-token"),
     ("tfp_", B64U + ".=", 50, 0, "typeform-token"), ("pat-na1-", HEX + "-", 36, 36, "hubspot-token"),
@@ -91,6 +94,7 @@ PREFIXED: tuple[tuple[str, str, int, int, str], ...] = (
 _STRUCTURED = (
     (("akcp",), r"AKCp(?<![A-Za-z0-9]AKCp)[A-Za-z0-9]{64,}+", None, "artifactory-key"),
     (("cmvmd",), r"cmVmd(?<![A-Za-z0-9]cmVmd)[A-Za-z0-9]{56,}+", None, "artifactory-key"),
+    (("atbb",), r"ATBB(?<![A-Za-z0-9]ATBB)[A-Za-z0-9]{32,}+", None, "bitbucket-token"),
     (("akid",), r"AKID(?<![A-Za-z0-9]AKID)[A-Za-z0-9]{32,}+", "digit", "tencent-secret-id"),
     (("ltai",), r"LTAI(?<![A-Za-z0-9]LTAI)[A-Za-z0-9]{17,24}+(?![A-Za-z0-9])", None, "alibaba-key"),
     (("yc",), r"YC(?<![A-Za-z0-9_-]YC)[A-Za-z0-9_-]{38}(?![A-Za-z0-9_-])", "mixed", "yandex-key"),
@@ -130,7 +134,7 @@ _STRUCTURED = (
 _HEADS: dict[str, list[tuple[str, re.Pattern[str], int, int, str]]] = {}
 # A separator between two alphanumerics: the end of a token's head (`ghp_`, `sk-`, `dp.`, `configcat-`). A
 # separator-led pattern lets _sre skip everything else in C; the head before it is read back and looked up.
-_SEP = Lazy(r"[_.~-](?<=[A-Za-z0-9][_.~-])(?=[A-Za-z0-9])")
+_SEP = Lazy(r"[_.~-](?<=[A-Za-z0-9][_.~-])(?=[A-Za-z0-9_-])")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _WORD = _ALNUM | {"_"}
 
@@ -169,7 +173,7 @@ def find_prefixed(text: str) -> Iterator[tuple[int, int, str]]:
         if i < done:
             continue
         s = i
-        while s > i - 11 and text[s - 1] in _ALNUM:
+        while s > 0 and s > i - 11 and text[s - 1] in _ALNUM:
             s -= 1
         entries = heads.get(text[s:i + 1])
         if entries is None or s > 0 and text[s - 1] in _WORD:
@@ -263,13 +267,43 @@ def _is_base64_jwt(s: str) -> bool:
 
 # --------------------------------------------------------------------------- placeholders
 
-_PH = Lazy(r"(?i:xxxx|your|here|example|[<>]|\.\.\.|…|\*\*\*|placeholder|dummy|redacted|changeme|replace|insert"
-           r"|sample|fake|abcdefghij|0123456789|qwertyuiop)|EXAMPLE|([^A])\1{7}")
+# Marks of documentation anywhere in a token: characters no key alphabet holds, long words in one case (a
+# random body holds a given 6-letter word once in ~10^9 keys), runs of one character (not A: base64 of zero
+# bytes is A…A, Dropbox keys hold ten, Twitter's 22) and keyboard runs.
+_PH_ANY = Lazy(r"[<>]|\.\.\.|…|\*\*\*|([^A])\1{7}|x{6}|X{6}|EXAMPLE|example|Example|placeholder|PLACEHOLDER"
+               r"|redacted|REDACTED|changeme|CHANGEME|replace|REPLACE|insert|INSERT|sample|SAMPLE"
+               r"|abcdefgh|ABCDEFGH|12345678|qwertyui|QWERTYUI")
+# Short words count only as whole segments (between separators or the token's ends), each word in one case:
+# `YOUR_API_KEY`, `your-key-here`, `xoxb-abcdef-abcdef`, never "YoUr" or "faKE" inside a random run.
+_PH_STRONG = frozenset("your here fake dummy todo tbd xxx xxxx abcdef abcd".split())
+_PH_WEAK = frozenset("my the a api key keys token secret access auth bot app user id pat personal client goes "
+                     "value this put paste new own real".split())
+_SEGMENTS = Lazy(r"[A-Za-z0-9]+")
+_WORDS = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
-def placeholder_token(tok: str) -> bool:
-    """ghp_xxxx…, sk-ant-…YOUR_API_KEY, AKIA…EXAMPLE, glrt-0000…, sk-abcdefghij…: documentation, not a key.
-    A run of one character (not A: base64 of zero bytes is A…A, Dropbox keys hold ten, Twitter's 22) marks a
-    placeholder after a prefix; a value that is one character throughout is a (bad) secret of its own."""
-    m = _PH.search(tok)
-    return m is not None and (m.group(1) is None or len(set(tok)) > 1)
+# Looser, for a value next to a key name (`api_key = AIzaYOUR_API_KEY`): a provider's token there is still
+# found by its own rule, so the word may stand anywhere and in any case.
+_PH_LOOSE = Lazy(r"(?i:xxxx|your|here|example|placeholder|dummy|redacted|changeme|replace|insert|sample|fake)")
+
+
+def placeholder_token(tok: str, loose: bool = False) -> bool:
+    """ghp_xxxx…, sk-ant-…YOUR_API_KEY, AKIA…EXAMPLE, glrt-0000…, xoxb-abcdef-abcdef: documentation, not a key.
+    A key drawn at random in its documented format is never taken for one (tests/unit/redact_keygen.py).
+    `loose`: for a value next to a key name, where a placeholder word counts anywhere."""
+    if loose and _PH_LOOSE.search(tok) is not None:
+        return True
+    m = _PH_ANY.search(tok)
+    if m is not None and (m.group(1) is None or len(set(tok)) > 1):
+        return True  # a value that is one character throughout is a (bad) secret of its own
+    for seg in _SEGMENTS.findall(tok):
+        if len(seg) < 3 or len(seg) > 24:
+            continue
+        low = seg.lower()
+        if low == "x" * len(low) or low in _PH_STRONG and (seg.islower() or seg.isupper() or seg.istitle()):
+            return True
+        words = _WORDS.findall(seg)
+        if len(words) > 1 and any(w.lower() in _PH_STRONG for w in words) \
+                and all(w.lower() in _PH_STRONG or w.lower() in _PH_WEAK for w in words):
+            return True  # YourApiKey, yourTokenHere
+    return False

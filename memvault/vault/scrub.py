@@ -35,14 +35,18 @@ def scrub_card(card: Card, rules: redact.Rules | None = None) -> Card:
              *card.entities, *([repr(card.extra)] if card.extra else [])]
     if not _needs(parts, rules):
         return card
+    # One batch: a secret found in one field goes from every other field too.
+    fields = [card.title, card.body, card.project, card.subject, card.field, card.value, *card.tags, *card.entities]
+    done = iter(r.text for r in redact.redact_batch([f or "" for f in fields], rules))
+    title, body, project, subject, field, value = (next(done) for _ in range(6))
+    tags = tuple(next(done) for _ in card.tags)
     entities = []
     for slug in card.entities:
-        clean = _clean(slug, rules)
+        clean = next(done)
         entities.append(slug if clean == slug else slugify(clean or ""))
     return dataclasses.replace(
-        card, title=_clean(card.title, rules) or "", body=_clean(card.body, rules) or "",
-        project=_clean(card.project, rules), subject=_clean(card.subject, rules), field=_clean(card.field, rules),
-        value=_clean(card.value, rules), tags=tuple(_clean(t, rules) or "" for t in card.tags),
+        card, title=title, body=body, project=card.project and project, subject=card.subject and subject,
+        field=card.field and field, value=card.value and value, tags=tags,
         entities=tuple(dict.fromkeys(entities)), extra=redact.redact_tree(card.extra, rules),
     )
 

@@ -211,6 +211,25 @@ def test_secrets_are_redacted_before_disk_and_audited(vault):
     assert all(isinstance(n, int) for n in entry["rules"].values()) and "prose" not in entry["rules"]
 
 
+def test_every_copy_of_a_secret_in_one_capture_goes(vault):
+    """Issue 34: a value found as a secret in one turn or field (after `password =`) is redacted wherever it
+    stands bare in the same capture: the other field of the turn, a later turn, another session's turn."""
+    pw = "Velvet-Orbit-4821"
+    log = _jsonl({"role": "user", "content": f"db password = {pw}", "session": "a"},
+                 {"role": "assistant", "content": f"Stored. You typed {pw} so keep it safe.", "session": "a"},
+                 {"role": "user", "content": f"can you repeat it? ({pw})", "session": "a"},
+                 {"role": "assistant", "content": "no", "session": "a"},
+                 {"role": "user", "content": f"different chat: {pw}，记住", "session": "b"},
+                 {"role": "assistant", "content": "好的", "session": "b"})
+    result = _run(vault, log)
+    assert result.new == 3
+    for path in vault.rglob("*"):
+        if path.is_file():
+            assert pw.encode() not in path.read_bytes(), path
+    texts = [ep["user"] + ep["assistant"] for ep in _lines(vault)]
+    assert all("[REDACTED:" in t for t in texts), texts
+
+
 def test_a_short_reply_alone_never_places_a_log_in_another_chat(vault):
     other = [{"role": "user", "content": "Which database should the shop use?", "session": "shop"},
              {"role": "assistant", "content": "Postgres.", "session": "shop"},

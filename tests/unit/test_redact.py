@@ -286,3 +286,21 @@ def test_dotenv_value_replaced_key_kept():
     assert redact(f'SMTP_PASS="{value}"').text == 'SMTP_PASS="[REDACTED:password-assignment]"'
     assert redact(f"ADMIN_TOKEN={value}").text == "ADMIN_TOKEN=[REDACTED:password-assignment]"
     assert redact("PRIMARY_KEY=id\nSORT_KEY=created_at\nJWT_SECRET=changeme").findings == ()
+
+
+def test_every_copy_of_a_found_secret_goes_in_the_text_and_the_batch():
+    """Issue 34: once a value is a secret, its other occurrences go too: in the same text, and in every text of
+    a batch (the fields of a turn, the turns of a capture), named after the rule that found it."""
+    from memvault.redact.engine import redact_batch
+
+    pw = "Tq8-Lumen-Fjord"
+    r = redact(f"password = {pw}\nlater I pasted {pw} and ({pw}) again")
+    assert pw not in r.text and r.text.count("[REDACTED:password-assignment]") == 3
+    out = redact_batch([f"password: {pw}", f"it is {pw}.", "nothing here", f"日志：{pw}，完"])
+    assert [pw in o.text for o in out] == [False, False, False, False]
+    assert out[2].text == "nothing here" and out[2].findings == ()
+    assert out[3].text == "日志：[REDACTED:password-assignment]，完"
+    # a short value's copy must stand apart: inside a longer word or number it is another thing
+    short = "Kx9-Lm2"
+    r = redact(f"password = {short}\nversion {short}b and {short}")
+    assert r.text == "password = [REDACTED:password-assignment]\nversion Kx9-Lm2b and [REDACTED:password-assignment]"

@@ -100,12 +100,15 @@ def test_named_providers_scanners_know():
 def test_kubernetes_secret_values_go_names_and_empty_values_stay():
     pw = base64.b64encode(b"Xk9-mP2-vL7q").decode()
     url = base64.b64encode(b"postgres://app:Q7v@db/app").decode()
+    level = base64.b64encode(b"debug-verbose").decode()
     doc = (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque\ndata:\n  password: {pw}\n"
-           f"  DATABASE_URL: {url}\n  empty: \"\"\n---\nkind: ConfigMap\ndata:\n  LOG_LEVEL: {pw}\n")
+           f"  DATABASE_URL: {url}\n  empty: \"\"\n---\nkind: ConfigMap\ndata:\n  LOG_LEVEL: {level}\n"
+           f"  COPY: {pw}\n")
     out = redact(doc).text
-    assert pw + "\n  DATABASE_URL" not in out and url not in out
+    assert pw not in out and url not in out
     assert "  password: [REDACTED:" in out and "DATABASE_URL: [REDACTED:kubernetes-secret]" in out
-    assert 'empty: ""' in out and f"LOG_LEVEL: {pw}" in out  # a ConfigMap is no Secret
+    assert 'empty: ""' in out and f"LOG_LEVEL: {level}" in out  # a ConfigMap is no Secret
+    assert "COPY: [REDACTED:" in out  # but a copy of the Secret's value goes (issue 34)
 
 
 def test_idempotent_on_the_breadth_table():

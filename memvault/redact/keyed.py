@@ -23,10 +23,10 @@ from memvault.redact.tokens import placeholder_token
 Span = tuple[int, int]
 
 ANCHORS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "creds")
-STRONG, WEAK = 2, 1
+STRONG, WEAK, NAMED = 2, 1, 3  # NAMED: id, user, … name no secret; only a value random beyond doubt goes
 _STRONG_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "credential", "credentials", "creds",
                  "pwd", "pass", "pw")
-_WEAK_WORDS = ("token", "key", "auth")
+_WEAK_WORDS = ("token", "key", "auth", "skey")
 _COMPOUND_KEYS = ("apikey", "secretkey", "accesskey", "privatekey", "authkey", "masterkey",
                   "encryptionkey", "licensekey", "appkey", "apitoken", "authtoken", "accesstoken", "bottoken",
                   "sessiontoken", "refreshtoken", "idtoken")
@@ -61,7 +61,7 @@ _GLUE = Lazy(
     r"(?P<kq>\\?[\"'`])?\]?"
     r"(?:[ \t]*:[ \t]*&?'?[A-Za-z_][\w\[\]<>.]{0,24}[ \t]*(?==))?"  # : String =   : &str =   : Final[str] =
     r"(?(kq)|(?:[ \t]+(?:\[\])?(?:string|int\d*|uint\d*|bool|float\d*|byte|rune|any)[ \t]*(?==))?)"  # Go: var x string =
-    r"[ \t]*(?P<op>:::=|::=|:=|\?=|\+=|\.=|\|\|=|\?\?=|=>|->|<<?-|=(?!=)|(?<=[A-Za-z0-9_])=(?==[^=\s])"
+    r"[ \t]*(?P<op>:::=|::=|:=|\?=|\+=|\.=|\|\|=|\?\?=|=>|->|<<?-|(?<=[ \t])-(?=[ \t])|=(?!=)|(?<=[A-Za-z0-9_])=(?==[^=\s])"
     r"|:(?![:/\\])|,|>)?"
     r"(?P<gap>[ \t]*(?:[|>][-+]?[ \t]*)?(?:\r?\n[ \t]*)?(?:(?:new[ \t]+)?[A-Za-z_][\w:.]{0,24}\((?=\\?[\"'`]))?)"
     r"(?:(?P<q>\\?[\"'`])(?P<qv>[^\"'`\\\n]{1,300})(?P<qe>\\?[\"'`])"
@@ -69,10 +69,11 @@ _GLUE = Lazy(
 )
 # `- name: API_TOKEN` / `value: "…"`, `name="db.password" value="…"`, Terraform `variable "x" { default = "…" }`
 _PAIR = Lazy(
-    r"(?P<kq>[\"'])?[ \t]*\{?[ \t]*(?:[^\n]{0,60}\n){0,3}?[ \t]*-?[ \t]*(?:value|default)[\"']?[ \t]*[:=][ \t]*"
+    r"(?P<kq>[\"'])?[ \t]*\{?[ \t]*(?:[^\n]{0,60}\n){0,3}?[ \t]*-?[ \t]*(?i:value|default|content)[\"']?[ \t]*[:=][ \t]*"
     r"(?:(?P<q>[\"'])(?P<qv>[^\"'\\\n]{1,300})(?P=q)|(?P<bv>[^\s\"'`,;<>(){}\[\]&|\\]{1,300}))"
 )
-_PAIR_LEAD = Lazy(r"(?:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+_PAIR_LEAD = Lazy(r"(?i:name|key)[\"']?[ \t]*[:=][ \t]*[\"']?$")
+_PLIST = Lazy(r"</key>\s{0,40}<string>(?P<v>[^<\n]{1,300})</string>")  # <key>apiToken</key><string>…</string>
 _CODE_REF = Lazy(r"(?:os\.|process\.env|system\.getenv|env\.|environ|getenv|settings\.|config\.|secrets\.|vars\.)",
                  re.I)
 _IDENT_CHAIN = Lazy(r"^[A-Za-z_$@][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*$")
@@ -101,6 +102,8 @@ def key_strength(ident: str) -> int:
             last, strength = i, s
     if last < 0:
         return 0
+    if words[last + 1:] == ["id"] and words[last] == "secret":
+        return WEAK  # an AppRole secret_id is a secret, a machine-made one
     if any(w in _ATTR for w in words[last + 1:]):
         return 0
     word, before = words[last], words[last - 1] if last > 0 else ""
@@ -152,10 +155,26 @@ def placeholder_value(v: str) -> bool:
             or re.fullmatch(r"[!*&@][A-Za-z_][\w.-]*", v) is not None and wordy(v[1:]))  # YAML tag, alias
 
 
+_NAME_PART = Lazy(r"[a-z]*[aeiouy][a-z]*$|[a-z0-9]{0,3}$|\d{1,4}$")
+_SEPS = Lazy(r"[._-]")
+_OBJECT_ID = Lazy(r"[a-z]{2,8}_")  # cus_…, evt_…: a service's object id
+
+
+def random_beyond_doubt(v: str) -> bool:
+    """A value no one types and no system uses as a name: 24+ characters mixing upper case, lower case and
+    digits, not words, high entropy (a UUID, a hex hash, a nanoid of 21 or a YouTube id fail)."""
+    return (len(v) >= 24 and machine_made(v) and not _OBJECT_ID.match(v) and any(c.isupper() for c in v)
+            and any(c.islower() for c in v) and any(c.isdigit() for c in v) and entropy(v) >= 3.8)
+
+
 def value_is_secret(strength: int, v: str, quoted: bool, after: str) -> bool:
     """Is `v`, assigned to a name of this strength, a secret? `after` is the character following a bare value."""
     if len(v) < 4 or " " in v or "://" in v:
         return False
+    if strength == NAMED:
+        return random_beyond_doubt(v) and not placeholder_value(v)
+    if v.islower() and "." in v and all(_NAME_PART.match(p) for p in _SEPS.split(v)):
+        return False  # jetbrains.mps.v8_elimination: a dotted name, not a value
     if not quoted and (after and after in "(.[" or _IDENT_CHAIN.match(v) and not any(c.isdigit() for c in v)):
         return False  # code: a call, an attribute, a variable
     if machine_made(v):
@@ -209,6 +228,27 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
 
 
 _WINDOW = 300
+_ID_RX = Lazy(r"(?:id|user|uid)(?=[\"'`\]]?[ \t]*(?:[:=>]|-[ \t>]))")
+_ID_WORDS = ("id", "user", "uid")
+
+
+def find_id_keyed(text: str, low: str) -> Iterator[Span]:
+    """Values of names that name no secret (id, user, client_id, <id>…</id>), when random beyond doubt."""
+    done = 0
+    for a in _ID_RX.finditer(low):
+        e = a.end()
+        if e <= done:
+            continue
+        s = a.start()
+        while s > max(0, e - 60) and (text[s - 1].isalnum() or text[s - 1] in "_.-"):
+            s -= 1
+        ident = text[s:e]
+        words = _CAMEL.findall(ident.split("_")[-1].split(".")[-1].split("-")[-1])
+        if not ident or not words or words[-1].lower() not in _ID_WORDS or key_strength(ident):
+            continue
+        span, done = _value(text, s, e, NAMED)
+        if span is not None:
+            yield span
 _CLOSE_TAG = Lazy(r"\s*</")
 
 
@@ -239,6 +279,11 @@ def _value(text: str, s: int, e: int, strength: int) -> tuple[Span | None, int]:
                 return span, span[1]
             if m["qv"] is not None and "\n" not in gap and not _IDENT_FWD.fullmatch(m["qv"]):
                 end = m.end()  # `api_key="x=…"` was read and is no secret; `key="db.password"` names the next key
+    if text.endswith("<key>", 0, s) and (p := _PLIST.match(text, e)) is not None:
+        v = p["v"].strip()
+        if value_is_secret(strength, v, True, ""):
+            start = p.start("v") + p["v"].index(v)
+            return (start, start + len(v)), start + len(v)
     if quoted_key or _PAIR_LEAD.search(text, max(0, s - 16), s):
         p = _PAIR.match(text, e, stop)
         if p is not None:

@@ -37,6 +37,7 @@ _PROSE_STOP = frozenset(
     "false unknown sha256 base64 bearer basic json yaml https http sha1 sha512 md5 bcrypt argon2 argon2id "
     "pbkdf2 scrypt aes256 rsa2048 rsa4096 utf-8 utf8 ascii".split()
 )
+_PROTOCOL = Lazy(r"(?i)(?:https?|h2|spdy|tls|ssl|v)?/?\d+(?:\.\d+)*\b|[a-z]+/\d+(?:\.\d+)*\b")
 _ZH_MID_STOP = Lazy(r"长度|数量|个数|上限|大小|有效期|位数|格式|类型|哈希|散列|摘要|长|数|量")
 
 
@@ -70,6 +71,8 @@ def prose_en(text: str, m: re.Match[str]) -> Span | None:
         return None  # password: !vault (a YAML tag)
     if m["bare"] is not None and not (has_digit(v) and not v.isdigit() and len(v) >= 6):
         return None  # `password reset123`-like prose needs a digit and a letter when there is no verb
+    if m["bare"] is not None and _PROTOCOL.match(v):
+        return None  # GET /api/tokens HTTP/1.1, tokens v2.1.0: a protocol or a version
     if (m["q"] is not None or made) and not CODE_VALUE.search(v) and not v.startswith(("$", "<", "%")):
         return span
     return None

@@ -34,7 +34,7 @@ import re
 from memvault.redact.finders import (ASSIGN, KEY_CHARS, Finder, anchored, assignment_value, find_discord,
                                      find_email, find_gcp_sa, find_home_unix, find_home_win, find_pem,
                                      find_telegram, regex, url_password)
-from memvault.redact.keyed import ANCHORS, find_k8s_secret, find_keyed
+from memvault.redact.keyed import ANCHORS, find_id_keyed, find_k8s_secret, find_keyed
 from memvault.redact.prose import PROSE_EN, PROSE_ZH, prose_en, prose_zh
 from memvault.redact.shapes import (CALL_ANCHORS, PLACEHOLDER, SERVER_WORDS, find_client_args,
                                     find_command_line, find_config_xml, find_generic_flag, find_server_config,
@@ -67,6 +67,7 @@ def _tok_re(prefix_re: str, width: int, body: str, boundary: str = "A-Za-z0-9_")
 
 
 _DASH = "A-Za-z0-9_-"
+_LONG_RUN = re.compile(r"[A-Za-z0-9]{16}")
 
 # Order is specificity: where matches overlap, the merged redaction is named after the earliest rule.
 BUILTIN: tuple[Rule, ...] = (
@@ -77,9 +78,10 @@ BUILTIN: tuple[Rule, ...] = (
         "sk-", r"(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}+|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}+)",
         _DASH)), ("sk-",)),
     Rule("deepseek-api-key", regex(_tok("sk-", r"[0-9a-f]{32}(?![A-Za-z0-9_-])", _DASH)), ("sk-",)),
-    # a digit, or the documented legacy shape (48 alphanumerics) with or without one
-    Rule("sk-api-key", regex(_tok("sk-", r"[A-Za-z0-9_-]{20,}+", _DASH),
-                             check=lambda m: has_digit(m[0][3:]) or len(m[0]) == 51 and m[0][3:].isalnum()),
+    # a digit, or the documented legacy shape (48 alphanumerics) with or without one; and a random run of 16,
+    # not words joined by dashes (sk-tower-night-view-1920x1080.png)
+    Rule("sk-api-key", regex(_tok("sk-", r"[A-Za-z0-9_-]{20,}+", _DASH), check=lambda m: (
+        has_digit(m[0][3:]) or len(m[0]) == 51 and m[0][3:].isalnum()) and _LONG_RUN.search(m[0]) is not None),
           ("sk-",)),
     Rule("aws-access-key-id", regex(
         _tok_re("(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)", 4, r"[A-Z0-9]{16,}+(?![a-z])")),
@@ -99,7 +101,10 @@ BUILTIN: tuple[Rule, ...] = (
     Rule("slack-webhook", regex(
         r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}+",
         r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}+"), ("hooks.slack.com",)),
-    Rule("slack-token", regex(_tok_re("xox[abposre]-", 5, r"[A-Za-z0-9-]{10,}+")), ("xox",)),
+    # every Slack token's body opens with a number (xoxb-123…, xoxe-1-…); legacy xoxa-/xoxr- with a random run
+    Rule("slack-token", regex(_tok_re("xox[abposre]-", 5, r"[A-Za-z0-9-]{10,}+"), check=lambda m: m[0][5].isdigit()
+                              or m[0][3] in "ar" and _LONG_RUN.search(m[0]) is not None and has_digit(m[0][5:])),
+          ("xox",)),
     Rule("slack-app-token", regex(_tok_re(r"xapp-\d-", 7, r"[A-Za-z0-9-]{10,}+")), ("xapp-",)),
     Rule("stripe-key", regex(
         _tok_re("[sr]k_(?:live|test|prod)_", 8, r"(?![xX]{4})[A-Za-z0-9]{10,}+"),
@@ -150,6 +155,7 @@ BUILTIN: tuple[Rule, ...] = (
         ASSIGN, ("pass", "pwd", "secret", "token", "key", "credential"), back=KEY_CHARS, check=assignment_value),
         ("pass", "pwd", "secret", "token", "key", "credential")),
     Rule("assigned-secret", find_keyed, ANCHORS),
+    Rule("assigned-secret", find_id_keyed, ("id", "user")),  # id, user, client_id: random beyond doubt only
     Rule("kubernetes-secret", find_k8s_secret, ("secret",)),
     Rule("config-secret", find_config_xml, ("</", "<add")),
     Rule("config-secret", find_server_config, SERVER_WORDS),

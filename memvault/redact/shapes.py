@@ -66,7 +66,8 @@ KEY_IGNORE = Lazy(
 PLACEHOLDER = Lazy(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional"
     r"|secret|password|passwd|pass|pwd|token|redacted|changeme|change[-_]me|required|example|guest|foobared"
-    r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\{.*\}|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[A-Z_]+%"
+    r"|\*+|\.\.\.+|…|<[^>]*>|\$\{?[\w.]*\}?|\$\{.*\}|\$\(.*|\{\{.*\}\}|%\(?\w*\)?s?|%[\w.-]+%"
+    r"|\{[\w.:-]*\}|#\{.*\}|\[[A-Z_]+\]"  # {SumoAccessKey}, %DbPassword%, #{token}, [TOKEN]
     r"|os\.environ.*|process\.env.*|getenv.*|env\(.*"
     r"|your[-_ ].*|.*[-_]here|.*(?:xxxx|\.\.\.|\*\*\*).*"
     r"|(?-i:[A-Z]+(?:_[A-Z]+)++|[A-Z]{2,}+))$"  # YOUR_API_KEY, PASSWORD (a digit makes it a value)

@@ -275,7 +275,7 @@ _PH_ANY = Lazy(r"[<>]|\.\.\.|…|\*\*\*|([^A])\1{7}|x{6}|X{6}|EXAMPLE|example|Ex
                r"|abcdefgh|ABCDEFGH|12345678|qwertyui|QWERTYUI")
 # Short words count only as whole segments (between separators or the token's ends), each word in one case:
 # `YOUR_API_KEY`, `your-key-here`, `xoxb-abcdef-abcdef`, never "YoUr" or "faKE" inside a random run.
-_PH_STRONG = frozenset("your here fake dummy todo tbd xxx xxxx abcdef abcd".split())
+_PH_STRONG = frozenset("your here fake dummy todo abcdef abcd".split())  # 4+ letters: "xxx" or "TBD" happen by chance
 _PH_WEAK = frozenset("my the a api key keys token secret access auth bot app user id pat personal client goes "
                      "value this put paste new own real".split())
 _SEGMENTS = Lazy(r"[A-Za-z0-9]+")
@@ -297,7 +297,7 @@ def placeholder_token(tok: str, loose: bool = False) -> bool:
     if m is not None and (m.group(1) is None or len(set(tok)) > 1):
         return True  # a value that is one character throughout is a (bad) secret of its own
     for seg in _SEGMENTS.findall(tok):
-        if len(seg) < 3 or len(seg) > 24:
+        if len(seg) < 4 or len(seg) > 24:
             continue
         low = seg.lower()
         if low == "x" * len(low) or low in _PH_STRONG and (seg.islower() or seg.isupper() or seg.istitle()):

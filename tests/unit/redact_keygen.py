@@ -124,3 +124,155 @@ def in_clear(key: str, out: str, width: int = 12) -> bool:
     """Strict: any `width`-character piece of the key (the whole key if shorter) still in the output."""
     w = min(width, len(key))
     return any(key[i:i + w] in out for i in range(len(key) - w + 1))
+
+
+_NAMES = ("password", "db_password", "API_KEY", "apiKey", "secret", "client_secret", "auth_token", "token",
+          "access_key", "SECRET_KEY", "private_key", "credentials", "x-api-key", "passwd", "github_token",
+          "refresh_token", "aws_secret_access_key", "slack_webhook", "SENDGRID_API_KEY", "pwd")
+_VALUES = ("changeme", "<your-token>", "${API_KEY}", "xxxxxxxxxxxxxxxx", "your-api-key-here", "os.environ['KEY']",
+           "None", "", "config.secret", "hunter2", "REPLACE_ME", "{{ secrets.TOKEN }}", "true", "3600")
+_LINES = ('{n} = "{v}"', "{n}: {v}", "export {n}={v}", '"{n}": "{v}",', "<{n}>{v}</{n}>", "{n} := \"{v}\"",
+          "  - name: {n}\n    value: {v}", "[DEBUG] auth ok {n}={v} user=alice", "--{n} {v}", "# the {n} is {v}",
+          "set {n} to {v} before the run", "$config['{n}'] = '{v}';", "{n}={v}&page=2", "os.environ['{n}'] = '{v}'")
+
+
+def keyword_corpus(size: int = 4 << 20, seed: int = 34) -> str:
+    """Text dense in key words, as secret detectors' test files are: every line names a secret (password,
+    token, api key, …) and holds a value in one of many syntaxes; a third of the values are keys drawn at
+    random in a documented format, the rest placeholders, code and plain values."""
+    rnd = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        name = rnd.choice(_NAMES)
+        if rnd.random() < 0.35:
+            value = body(rnd, rnd.choice(FORMATS)[1])
+        else:
+            value = rnd.choice(_VALUES)
+        line = rnd.choice(_LINES).format(n=name, v=value)
+        parts.append(line)
+        total += len(line) + 1
+    return "\n".join(parts)
+
+
+_DETECTOR_TEST = '''package {pkg}
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/example/scanner/pkg/detectors"
+	"github.com/example/scanner/pkg/engine/ahocorasick"
+)
+
+var (
+	validPattern   = "{key}"
+	validPattern2  = `{name}_secret := "{key2}"`
+	invalidPattern = "{bad}"
+	keyword        = "{pkg}"
+)
+
+func Test{Pkg}_Pattern(t *testing.T) {{
+	d := Scanner{{}}
+	ahoCorasickCore := ahocorasick.NewAhoCorasickCore([]detectors.Detector{{d}})
+
+	tests := []struct {{
+		name  string
+		input string
+		want  []string
+	}}{{
+		{{
+			name:  "valid pattern - with keyword {pkg}",
+			input: fmt.Sprintf("%s token = '%s'", keyword, validPattern),
+			want:  []string{{validPattern}},
+		}},
+		{{
+			name:  "valid pattern - key out of prefix range",
+			input: fmt.Sprintf("%s token - '%s'\\n", keyword, validPattern),
+			want:  []string{{validPattern}},
+		}},
+		{{
+			name:  "valid pattern - log line",
+			input: fmt.Sprintf("[DEBUG] 2024-01-01 connecting to %s api with secret=%s", keyword, validPattern),
+			want:  []string{{validPattern}},
+		}},
+		{{
+			name: "valid pattern - xml",
+			input: `<config>
+	<id>{id}</id>
+	<secret>{key}</secret>
+	<password>{password}</password>
+</config>`,
+			want: []string{{"{key}"}},
+		}},
+		{{
+			name:  "invalid pattern",
+			input: fmt.Sprintf("%s key = '%s'", keyword, invalidPattern),
+			want:  nil,
+		}},
+	}}
+
+	for _, test := range tests {{
+		t.Run(test.name, func(t *testing.T) {{
+			matchedDetectors := ahoCorasickCore.FindDetectorMatches([]byte(test.input))
+			if len(matchedDetectors) == 0 {{
+				t.Errorf("keywords '%v' not matched by: %s", d.Keywords(), test.input)
+				return
+			}}
+
+			results, err := d.FromData(context.Background(), false, []byte(test.input))
+			if err != nil {{
+				t.Errorf("error = %v", err)
+				return
+			}}
+
+			if len(results) != len(test.want) {{
+				if len(results) == 0 {{
+					t.Errorf("did not receive result")
+				}} else {{
+					t.Errorf("expected %d results, only received %d", len(test.want), len(results))
+				}}
+				return
+			}}
+
+			actual := make(map[string]struct{{}}, len(results))
+			for _, r := range results {{
+				if len(r.RawV2) > 0 {{
+					actual[string(r.RawV2)] = struct{{}}{{}}
+				}} else {{
+					actual[string(r.Raw)] = struct{{}}{{}}
+				}}
+			}}
+			expected := make(map[string]struct{{}}, len(test.want))
+			for _, v := range test.want {{
+				expected[v] = struct{{}}{{}}
+			}}
+
+			if diff := cmp.Diff(expected, actual); diff != "" {{
+				t.Errorf("%s diff: (-want +got)\\n%s", test.name, diff)
+			}}
+		}})
+	}}
+}}
+'''
+
+
+def detector_test_corpus(size: int = 4 << 20, seed: int = 34) -> str:
+    """Text dense in key words as secret detectors' own test files are (Go pattern tests: a key, a second key
+    in code, an invalid look-alike, then the key in sentences, a log line and XML), keys drawn at random."""
+    rnd = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        name, fmt = rnd.choice(FORMATS)
+        pkg = name.split("-")[0]
+        key, key2 = body(rnd, fmt), body(rnd, rnd.choice(FORMATS)[1])
+        doc = _DETECTOR_TEST.format(pkg=pkg, Pkg=pkg.title(), name=pkg, key=key, key2=key2,
+                                    bad=key[:-3] + "?!#", id=body(rnd, ((HEX, 32, 32),)),
+                                    password=body(rnd, ((AN, 12, 20),)))
+        parts.append(doc)
+        total += len(doc)
+    return "\n".join(parts)

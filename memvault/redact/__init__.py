@@ -2,7 +2,8 @@
 
 Owns: the built-in rule table (rules.py: id, family, keywords, finder; reviewed as data), the finders that
 need code (finders.py, prose.py, shapes.py; tokens.py for the ~150 provider prefixes scanners know, in one pass;
-keyed.py for values next to key-like names in any syntax, and Kubernetes Secrets) and the engine that runs a
+keyed.py for values next to key-like names in any syntax, and Kubernetes Secrets; names.py for which names
+name a secret, the one list every finder asks) and the engine that runs a
 rule set and merges spans (engine.py, the public API: `from memvault.redact import engine as redact;
 redact.redact(text, rules)`).
 urls.py gives an endpoint URL without its user:password@ or query, to name it in a message.

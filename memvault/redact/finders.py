@@ -1,6 +1,6 @@
 """Finders: code that turns a pattern, or a shape no single regex states, into spans of secrets.
 
-Pure; stdlib, memvault.redact.shapes only. A finder takes (text, lowered text) and yields (start, end) spans.
+Pure; stdlib, memvault.redact.names/shapes only. A finder takes (text, lowered text) and yields (start, end) spans.
 `regex` and `anchored` build finders from patterns (compiled on first use); the rest are finders for PEM
 blocks, GCP service-account JSON, Discord and Telegram bot tokens, `key = value` assignments, URL passwords,
 emails and home directories. Every quantifier that could backtrack is possessive or bounded: linear on 1 MB lines.
@@ -17,7 +17,8 @@ TYPE_CHECKING = False  # typing's own constant, without importing typing (~2.3 m
 if TYPE_CHECKING:
     from typing import Any
 
-from memvault.redact.shapes import KEY_IGNORE, PLACEHOLDER, STRONG_KEY, Lazy, has_digit, shaped
+from memvault.redact.names import STRONG, key_strength
+from memvault.redact.shapes import PLACEHOLDER, Lazy, has_digit, shaped
 from memvault.redact.tokens import placeholder_token
 
 Span = tuple[int, int]
@@ -164,7 +165,8 @@ _IDENT = Lazy(r"^[a-z_][a-z0-9_]*$")
 
 
 def assignment_value(text: str, m: re.Match[str]) -> Span | None:
-    if KEY_IGNORE.search(m["key"]):
+    strength = key_strength(m["key"])
+    if not strength:
         return None
     if m["bare"] is not None:
         group, val = "bare", m["bare"]
@@ -174,7 +176,7 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
             if PLACEHOLDER.match(val) or placeholder_token(val, loose=True) or not val:
                 return None
             s = m.start("bare")
-            return (s, s + len(val)) if STRONG_KEY.search(m["key"]) or shaped(val) else None
+            return (s, s + len(val)) if strength == STRONG or shaped(val) else None
         if m["sep"] == ":":
             # A bare value after ':' must end the line (YAML); "Password: at least 8 chars" is prose.
             eol = text.find("\n", m.end(), m.end() + 200)
@@ -195,7 +197,7 @@ def assignment_value(text: str, m: re.Match[str]) -> Span | None:
     val = val.strip()
     if PLACEHOLDER.match(val):
         return None
-    if not STRONG_KEY.search(m["key"]) and not shaped(val):
+    if strength != STRONG and not shaped(val):
         return None  # token / api key / *_KEY: the value must look machine-made, not like a word or a number
     return None if placeholder_token(val, loose=True) else m.span(group)
 

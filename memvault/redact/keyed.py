@@ -1,6 +1,6 @@
 """Values next to key-like names in ANY syntax, judged by their shape; and Kubernetes Secret manifests.
 
-Pure; stdlib and memvault.redact.shapes/tokens only. The older finders (finders.ASSIGN, shapes.find_config_xml)
+Pure; stdlib and memvault.redact.names/shapes/tokens only. The older finders (finders.ASSIGN, shapes.find_config_xml)
 know the common `key = value` forms one by one. `find_keyed` instead finds every identifier that names a secret
 (api_key, xToken, X-Signing-Secret, db.password, PGPASSWORD, …), reads whatever glue follows it in any language
 (`=`, `:=`, `::=`, `:::=`, `?=`, `.=`, `=>`, `:`, `,` after a quoted key, a type annotation such as
@@ -17,45 +17,16 @@ import math
 import re
 from collections.abc import Iterator
 
+from memvault.redact.names import CAMEL, NAMED, STRONG, WEAK, key_strength
 from memvault.redact.shapes import PLACEHOLDER, Lazy
 from memvault.redact.tokens import placeholder_token
 
 Span = tuple[int, int]
 
 ANCHORS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "creds")
-STRONG, WEAK, NAMED = 2, 1, 3  # NAMED: id, user, … name no secret; only a value random beyond doubt goes
-_STRONG_WORDS = ("password", "passwd", "passphrase", "passcode", "secret", "credential", "credentials", "creds",
-                 "pwd", "pass", "pw")
-_WEAK_WORDS = ("token", "key", "auth", "skey")
-_COMPOUND_KEYS = ("apikey", "secretkey", "accesskey", "privatekey", "authkey", "masterkey",
-                  "encryptionkey", "licensekey", "appkey", "apitoken", "authtoken", "accesstoken", "bottoken",
-                  "sessiontoken", "refreshtoken", "idtoken")
-# Words after the secret word that make the key a property of the secret, not the secret.
-_ATTR = frozenset(
-    "id ids name names type types url uri urls endpoint path paths file files dir length len size count limit max min "
-    "ttl expiry expires expiration expire hash hashed digest salt prefix suffix hint label placeholder field format "
-    "policy rotation version header param method mode env var ref arn region algorithm alg usage provider manager "
-    "store required enabled disabled index column regex pattern rule rules strength reset changed created updated at "
-    "timeout location source helper process command cmd prompt message msg text title description desc error help "
-    "input output display ui bits lifetime age days hours seconds secs minutes ms valid validity status state kind "
-    "class scheme schema encoding fingerprint fp vault holder owner user username login email account tenant "
-    "client config settings options option flag flags enabled exists set missing".split())
-# Words before "key" / "token" that name a non-secret key or token.
-_NOT_SECRET_KEY = frozenset(
-    "idempotency cache sort partition primary foreign public publishable object s3 redis dedupe dedup routing hash "
-    "range row lookup translation i18n composite unique natural surrogate join group map dict site shortcut hot "
-    "sequence bucket schema index secondary search shard sharding compound idx next prev previous last start end "
-    "verify verification sitekey anon react list item column table dynamo cursor page sort_key metric label "
-    "foreign_key storage_path ssh_public public_key gpg pgp gnupg host fingerprint".split())  # public ones
-_NOT_SECRET_TOKEN = frozenset(
-    "max min num total input output completion prompt context special pad bos eos unk cls sep mask start end stop "
-    "next page pagination continuation cursor sync lexer parser csrf xsrf first last cancel cancellation "
-    "reasoning cached cache thinking tokens".split())
-
 _ANCHOR_RX = Lazy("|".join(ANCHORS))
 _IDENT_BACK = Lazy(r"[A-Za-z0-9_.$-]*")
 _IDENT_FWD = Lazy(r"[A-Za-z0-9_.-]{0,60}")
-_CAMEL = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Glue after the key name, then the value. `op` is empty for whitespace-separated forms (ENV K v, #define K "v").
 _GLUE = Lazy(
     r"(?P<kq>\\?[\"'`])?\]?"
@@ -86,36 +57,6 @@ _GENERIC_PH = frozenset(
     "letmein admin root guest user".split())
 
 
-@functools.lru_cache(maxsize=4096)
-def key_strength(ident: str) -> int:
-    """STRONG (password, secret…), WEAK (token, api key…) or 0 for a name that does not name a secret."""
-    words = [w.lower() for part in re.split(r"[_.$-]+", ident) for w in _CAMEL.findall(part)]
-    last = -1
-    strength = 0
-    for i, w in enumerate(words):
-        s = 0
-        if w in _STRONG_WORDS or w.endswith(("password", "passwd", "secret")) and len(w) > 6:
-            s = STRONG
-        elif w in _WEAK_WORDS or w in _COMPOUND_KEYS or w.endswith(("apikey", "token")) and len(w) > 5:
-            s = WEAK
-        if s:
-            last, strength = i, s
-    if last < 0:
-        return 0
-    if words[last + 1:] == ["id"] and words[last] == "secret":
-        return WEAK  # an AppRole secret_id is a secret, a machine-made one
-    if any(w in _ATTR for w in words[last + 1:]):
-        return 0
-    word, before = words[last], words[last - 1] if last > 0 else ""
-    if word == "key" and before in _NOT_SECRET_KEY or word == "token" and before in _NOT_SECRET_TOKEN:
-        return 0
-    if word in ("keys", "tokens", "secrets", "passwords"):
-        return 0
-    if word == "auth" and len(words) > 1 and words[-1] != "auth":
-        return 0
-    return strength
-
-
 def entropy(v: str) -> float:
     n = len(v)
     counts: dict[str, int] = {}
@@ -129,7 +70,7 @@ def wordy(v: str) -> bool:
     for part in re.split(r"[^A-Za-z0-9]+", v):
         if len(re.findall(r"[A-Za-z](?=\d)|\d(?=[A-Za-z])", part)) >= 3:
             return False  # letters and digits interleaved: HJSOMX93AIN945TY, not py311 or sha256
-        for chunk in _CAMEL.findall(part):
+        for chunk in CAMEL.findall(part):
             if chunk.isdigit():
                 if len(chunk) > 4:
                     return False
@@ -139,6 +80,7 @@ def wordy(v: str) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=8192)
 def machine_made(v: str) -> bool:
     """Random-looking: long enough, not words, more than one kind of character, enough entropy per character."""
     if len(v) < 8 or v.isdigit() or wordy(v):
@@ -148,6 +90,7 @@ def machine_made(v: str) -> bool:
     return kinds >= 2 and entropy(v) >= min(3.0, 0.75 * math.log2(len(v)))
 
 
+@functools.lru_cache(maxsize=8192)
 def placeholder_value(v: str) -> bool:
     low = v.lower()
     return (PLACEHOLDER.match(v) is not None or low.strip("_-. ") in _GENERIC_PH or placeholder_token(v, loose=True)
@@ -167,6 +110,7 @@ def random_beyond_doubt(v: str) -> bool:
             and any(c.islower() for c in v) and any(c.isdigit() for c in v) and entropy(v) >= 3.8)
 
 
+@functools.lru_cache(maxsize=8192)
 def value_is_secret(strength: int, v: str, quoted: bool, after: str) -> bool:
     """Is `v`, assigned to a name of this strength, a secret? `after` is the character following a bare value."""
     if len(v) < 4 or " " in v or "://" in v:
@@ -243,7 +187,7 @@ def find_id_keyed(text: str, low: str) -> Iterator[Span]:
         while s > max(0, e - 60) and (text[s - 1].isalnum() or text[s - 1] in "_.-"):
             s -= 1
         ident = text[s:e]
-        words = _CAMEL.findall(ident.split("_")[-1].split(".")[-1].split("-")[-1])
+        words = CAMEL.findall(ident.split("_")[-1].split(".")[-1].split("-")[-1])
         if not ident or not words or words[-1].lower() not in _ID_WORDS or key_strength(ident):
             continue
         span, done = _value(text, s, e, NAMED)

@@ -1,6 +1,6 @@
 """Value checks and finders for credentials written in code and on command lines (used by redact.rules).
 
-Pure; stdlib only; imports nothing of memvault (finders, prose and rules import this). Every finder takes
+Pure; stdlib and memvault.redact.names only (finders, prose and rules import this). Every finder takes
 (text, lowered text) and yields (start, end) spans of the secret VALUE only: the key, flag or call around
 it stays readable.
 Every quantifier is bounded or possessive, and every scan starts from a lowercase literal found with a plain
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+
+from memvault.redact.names import STRONG, key_strength
 
 Span = tuple[int, int]
 
@@ -49,19 +51,6 @@ def find_words(low: str, words: tuple[str, ...]) -> list[int]:
 
 # --------------------------------------------------------------------------- value checks
 
-# Keys that merely mention a secret: sizes, counts, names, types, files, endpoints, hashes.
-KEY_IGNORE = Lazy(
-    r"(?i)tokeni[sz]|tokens?[_.-]?(?:type|count|limit|len|length|size|usage|ids?|url|uri|endpoint|file"
-    r"|path|name|expir|ttl|budget|per|num)"
-    r"|(?<![a-z])(?:max|num|total|min|input|output|prompt|completion|context|n|count)[_.-]?tokens?"
-    r"|(?:secret|password|passwd|pass|key|token|credentials?)[_.-]?(?:name|ref|id|arn|path|file|length|len"
-    r"|size|policy|min|max|hint|label|field|prompt|strength|rules?|type|env|var|manager|store|provider"
-    r"|required|reset|changed|expir|ttl|hash|digest|salt|prefix|placeholder|message|msg|text|title|description"
-    r"|error|help|tooltip|caption)"
-    r"|(?:idempotency|cache|sort|partition|primary|foreign|public|publishable|routing|dedupe?|lookup|object"
-    r"|hash|range|row)[_.-]?key"
-    r"|keyword|^credentials?[_.-]?(?:helper|source|process)"
-)
 # Values that stand for a secret in documentation: empty, types, template variables, "your-key-here", xxxx.
 PLACEHOLDER = Lazy(
     r"(?i)^(?:|null|none|nil|true|false|undefined|str|string|int|bytes|bool|boolean|number|any|optional"
@@ -72,7 +61,6 @@ PLACEHOLDER = Lazy(
     r"|your[-_ ].*|.*[-_]here|.*(?:xxxx|\.\.\.|\*\*\*).*"
     r"|(?-i:[A-Z]+(?:_[A-Z]+)++|[A-Z]{2,}+))$"  # YOUR_API_KEY, PASSWORD (a digit makes it a value)
 )
-STRONG_KEY = Lazy(r"(?i)passw(?:or)?d|passphrase|pwd|secret|credential|(?<![a-z])pass(?![a-z])")
 
 
 def has_digit(s: str) -> bool:
@@ -87,10 +75,11 @@ def shaped(val: str) -> bool:
 
 def value_ok(key: str, val: str) -> bool:
     """Is `val`, assigned to `key`, a secret? Strong keys (password, secret) take any non-placeholder value;
-    other keys (token, api key, *_KEY) only a value that looks machine-made."""
-    if KEY_IGNORE.search(key) or PLACEHOLDER.match(val):
+    other keys (token, api key, *_KEY) only a value that looks machine-made; names of no secret none."""
+    strength = key_strength(key)
+    if not strength or PLACEHOLDER.match(val):
         return False
-    return bool(STRONG_KEY.search(key)) or shaped(val)
+    return strength == STRONG or shaped(val)
 
 
 # --------------------------------------------------------------------------- command lines

@@ -1,6 +1,7 @@
 """Redaction benchmark: recall, strict recall, false positives and keep-loss per family on the generated
-tables (the original one, issue 11's extended one and a held-out draw of it), MB/s on chat text, and the time
-for 1 MB pathological lines, and issue 24's scanner-breadth table (tests/unit/redact_scanner_cases.py) per form
+tables (the original one, issue 11's extended one and a held-out draw of it), MB/s on chat text and on text
+dense in key words (secret detectors' test files, issue 34: goal >= 5 MB/s), the time for 1 MB pathological
+lines (goal < 1 s each), and issue 24's scanner-breadth table (tests/unit/redact_scanner_cases.py) per form
 and per provider family.   Run: .venv/bin/python bench/redact.py [--quick | --breadth]
 
 - recall: no secret survives whole;  strict recall: no 16-character window of a secret survives (the whole
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 import redact_cases  # noqa: E402
+import redact_keygen  # noqa: E402
 import redact_scanner_cases as scanner  # noqa: E402
 
 from memvault.redact.engine import default_rules, redact  # noqa: E402
@@ -202,9 +204,12 @@ def main() -> None:
         return
 
     for label, corpus in (("chat text (zh/en prose + code)", redact_cases.chat_corpus(4 << 20)),
-                          ("negative lines only (trigger-dense)", redact_cases.dense_corpus(4 << 20))):
+                          ("negative lines only (trigger-dense)", redact_cases.dense_corpus(4 << 20)),
+                          ("detector test files (key words dense; goal >= 5 MB/s)",
+                           redact_keygen.detector_test_corpus(4 << 20)),
+                          ("key = value lines only (every line a key word)", redact_keygen.keyword_corpus(4 << 20))):
         mb = len(corpus.encode()) / 1e6
-        changed = redact(corpus).text != corpus
+        changed = redact(corpus).text != corpus and "detector" not in label and "key = value" not in label
         dt = timed(lambda: redact(corpus))
         print(f"throughput, {label}: {mb:.1f} MB in {dt:.2f} s = {mb / dt:.1f} MB/s (CPU {mb / CPU_TIMES[-1]:.1f} MB/s)"
               f"{'  (CHANGED: false positive!)' if changed else ''}")

@@ -58,36 +58,39 @@ _GENERIC_PH = frozenset(
 
 
 def entropy(v: str) -> float:
+    """Shannon entropy per character of (the first 64 characters of) `v`."""
+    v = v[:64]
     n = len(v)
-    counts: dict[str, int] = {}
-    for c in v:
-        counts[c] = counts.get(c, 0) + 1
-    return -sum(k / n * math.log2(k / n) for k in counts.values())
+    return -sum(k / n * math.log2(k / n) for k in map(v.count, set(v)))
+
+
+_NON_ALNUM = Lazy(r"[^A-Za-z0-9]+")
+_INTERLEAVED = Lazy(r"[A-Za-z](?=\d)|\d(?=[A-Za-z])")
+_VOWEL = Lazy(r"[aeiouyAEIOUY]")
+_DIGIT = Lazy(r"\d")
 
 
 def wordy(v: str) -> bool:
     """Made of words and small numbers (a phrase, an identifier, a path), not of random characters."""
-    for part in re.split(r"[^A-Za-z0-9]+", v):
-        if len(re.findall(r"[A-Za-z](?=\d)|\d(?=[A-Za-z])", part)) >= 3:
+    for part in _NON_ALNUM.split(v[:96]):
+        if len(_INTERLEAVED.findall(part)) >= 3:
             return False  # letters and digits interleaved: HJSOMX93AIN945TY, not py311 or sha256
         for chunk in CAMEL.findall(part):
             if chunk.isdigit():
                 if len(chunk) > 4:
                     return False
-            elif len(chunk) < 2 and part != chunk or len(chunk) > 16 or not re.search(r"[aeiouyAEIOUY]", chunk) \
-                    and len(chunk) > 5:  # smtp, http, pwd are words here; xkcdqrtz is not
-                return False
+            elif len(chunk) < 2 and part != chunk or len(chunk) > 16 or len(chunk) > 5 and not _VOWEL.search(chunk):
+                return False  # smtp, http, pwd are words here; xkcdqrtz is not
     return True
 
 
 @functools.lru_cache(maxsize=8192)
 def machine_made(v: str) -> bool:
     """Random-looking: long enough, not words, more than one kind of character, enough entropy per character."""
-    if len(v) < 8 or v.isdigit() or wordy(v):
+    if len(v) < 8 or v.isdigit():
         return False
-    kinds = sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v),
-                 any(not c.isalnum() for c in v)))
-    return kinds >= 2 and entropy(v) >= min(3.0, 0.75 * math.log2(len(v)))
+    kinds = (v != v.upper()) + (v != v.lower()) + (_DIGIT.search(v) is not None) + (not v.isalnum())
+    return kinds >= 2 and not wordy(v) and entropy(v) >= min(3.0, 0.75 * math.log2(len(v)))
 
 
 @functools.lru_cache(maxsize=8192)

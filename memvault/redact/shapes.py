@@ -20,7 +20,7 @@ Span = tuple[int, int]
 class Lazy:
     """A regex compiled on first use: `memvault search` imports this module and most shapes never run there."""
 
-    __slots__ = ("_args", "_rx", "match", "search", "finditer", "fullmatch")  # the methods: set on first use
+    __slots__ = ("_args", "_rx", "match", "search", "finditer", "fullmatch", "findall", "split")  # set on first use
 
     def __init__(self, pattern: str, flags: int = 0):
         self._args, self._rx = (pattern, flags), None
@@ -32,7 +32,7 @@ class Lazy:
         if rx is None:
             rx = re.compile(*object.__getattribute__(self, "_args"))
             object.__setattr__(self, "_rx", rx)
-            for method in ("match", "search", "finditer", "fullmatch"):
+            for method in ("match", "search", "finditer", "fullmatch", "findall", "split"):
                 object.__setattr__(self, method, getattr(rx, method))
         return getattr(rx, name)
 

@@ -28,21 +28,24 @@ Finder = Callable[[str, str], Iterable[Span]]  # (text, lowered text) -> spans
 # --------------------------------------------------------------------------- finder builders
 
 def regex(*patterns: str, group: int | str = 0,
-           check: Callable[[re.Match[str]], bool] | None = None) -> Finder:
+           check: Callable[[re.Match[str]], bool] | None = None, lead: int = 0) -> Finder:
     """Search each pattern. Patterns should open with a literal: _sre then scans for it in C, ~10x faster
-    than trying a leading lookbehind at every position (so boundaries go after the literal, see _tok)."""
+    than trying a leading lookbehind at every position (so boundaries go after the literal, see _tok).
+    `lead`: the span of the FIRST pattern starts this many characters before its match (a prefix checked
+    by a lookbehind, such as Stripe's s/r before `k_live_`)."""
     rxs: list[re.Pattern[str]] = []
 
     def find(text: str, low: str) -> Iterator[Span]:
         if not rxs:  # compiled on first use: most rules never fire in a process (search start-up)
             rxs.extend(re.compile(p) for p in patterns)
-        for rx in rxs:
+        for n, rx in enumerate(rxs):
+            back = lead if n == 0 else 0
             for m in rx.finditer(text):
                 if check is not None and not check(m):
                     continue
                 s, e = m.span(group)
                 if e > s:
-                    yield s, e
+                    yield s - back, e
 
     return find
 

@@ -18,13 +18,12 @@ import re
 from collections.abc import Iterator
 
 from memvault.redact.names import CAMEL, NAMED, STRONG, WEAK, key_strength
-from memvault.redact.shapes import PLACEHOLDER, Lazy
+from memvault.redact.shapes import PLACEHOLDER, Lazy, find_words
 from memvault.redact.tokens import placeholder_token
 
 Span = tuple[int, int]
 
 ANCHORS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "creds")
-_ANCHOR_RX = Lazy("|".join(ANCHORS))
 _IDENT_BACK = Lazy(r"[A-Za-z0-9_.$-]*")
 _IDENT_FWD = Lazy(r"[A-Za-z0-9_.-]{0,60}")
 # Glue after the key name, then the value. `op` is empty for whitespace-separated forms (ENV K v, #define K "v").
@@ -144,20 +143,21 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
     fwd = _IDENT_FWD.match
     # same context, same answer (repeated lines cost one look): (relative span or None, relative end of the value)
     seen: dict[tuple[int, int, str], tuple[tuple[int, int] | None, int]] = {}
-    for a in _ANCHOR_RX.finditer(low):
-        i = a.start()
+    for i in find_words(low, ANCHORS):  # str.find per anchor: memchr speed
         if i < done:
             continue
         if rev is None:
             rev = text[::-1]
         s = i - (back(rev, n - i, n - max(0, i - 60)).end() - (n - i))
-        e = fwd(text, a.end()).end()
+        e = fwd(text, i).end()
         while e > s and text[e - 1] in ".-":  # `password.` ends a sentence, `token-` a word
             e -= 1
         done = e
         ident = text[s:e].lstrip("$@.-")
         if not ident or (s > 0 and text[s - 1].isascii() and (text[s - 1].isalnum() or text[s - 1] == ":")):
             continue  # glued to a word, or a segment of arn:…:secret:name
+        if text.startswith("</", s - 2):
+            continue  # a closing tag: its value, if any, was read at the opening one
         strength = key_strength(ident)
         if not strength:
             continue
@@ -175,7 +175,9 @@ def find_keyed(text: str, low: str) -> Iterator[Span]:
 
 
 _WINDOW = 300
-_ID_RX = Lazy(r"(?:id|user|uid)(?=[\"'`\]]?[ \t]*(?:[:=>]|-[ \t>]))")
+# the name, its glue, and 24 characters a random value is made of, all checked in C before any Python runs
+_ID_RX = Lazy(r"(?:id|user|uid)(?=[\"'`\]]?[ \t]*(?:[:=>]|-[ \t>])[=>]?[ \t]*(?:\r?\n[ \t]*)?[\"'`]?"
+              r"[A-Za-z0-9+/=_.~-]{24})")
 _ID_WORDS = ("id", "user", "uid")
 
 

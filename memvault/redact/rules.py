@@ -106,9 +106,10 @@ BUILTIN: tuple[Rule, ...] = (
                               or m[0][3] in "ar" and _LONG_RUN.search(m[0]) is not None and has_digit(m[0][5:])),
           ("xox",)),
     Rule("slack-app-token", regex(_tok_re(r"xapp-\d-", 7, r"[A-Za-z0-9-]{10,}+")), ("xapp-",)),
+    # led by the literal "k_" (a leading [sr] would be tried at every position), the s/r checked behind it
     Rule("stripe-key", regex(
-        _tok_re("[sr]k_(?:live|test|prod)_", 8, r"(?![xX]{4})[A-Za-z0-9]{10,}+"),
-        _tok("whsec_", r"[A-Za-z0-9]{20,}+")), ("k_live_", "k_test_", "k_prod_", "whsec_")),
+        r"k_(?:live|test|prod)_(?<=[sr]k_[a-z]{4}_)(?<![A-Za-z0-9_][sr]k_[a-z]{4}_)(?P<body>(?![xX]{4})[A-Za-z0-9]{10,}+)",
+        _tok("whsec_", r"[A-Za-z0-9]{20,}+"), lead=1), ("k_live_", "k_test_", "k_prod_", "whsec_")),
     Rule("gcp-api-key", regex(_tok("AIza", r"[A-Za-z0-9_-]{30,}+")), ("aiza",)),
     Rule("gcp-oauth-secret", regex(_tok("GOCSPX-", r"[A-Za-z0-9_-]{20,}+")), ("gocspx-",)),
     Rule("gcp-oauth-token", regex(_tok("ya29.", r"[A-Za-z0-9_-]{30,}+")), ("ya29.",)),

@@ -1,5 +1,5 @@
 """Random keys (issue 34): draws keys at random in providers' documented formats (tests/unit/redact_keygen.py:
-43 formats of 30+ providers, 30 syntaxes) and counts the keys left in clear (any 12-character piece of the key
+44 formats of 29 providers, 30 syntaxes) and counts the keys left in clear (any 12-character piece of the key
 still in the redacted text). The suite runs the same draws with hypothesis and a fixed seed
 (tests/unit/test_redact_properties.py); this bench takes a fresh random seed each run.
 

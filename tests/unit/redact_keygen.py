@@ -59,6 +59,7 @@ FORMATS: tuple[tuple[str, tuple], ...] = (
     ("circleci-personal", ("CCIPAT_", (AN, 22, 22), "_", (HEX, 40, 40))),
     ("rootly", ("rootly_", (HEX, 64, 64))),
     ("bitbucket-dc", ("BBDC-", (B64U, 44, 44))),
+    ("bitbucket-app", ("ATBB", (AN, 32, 32))),
     ("hashicorp-vault", ("hvs.", (B64U, 90, 120))),
     ("doppler", ("dp.pt.", (AN, 43, 43))),
     ("postman", ("PMAK-", (HEX, 24, 24), "-", (HEX, 34, 34))),

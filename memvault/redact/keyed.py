@@ -108,8 +108,8 @@ _OBJECT_ID = Lazy(r"[a-z]{2,8}_")  # cus_…, evt_…: a service's object id
 def random_beyond_doubt(v: str) -> bool:
     """A value no one types and no system uses as a name: 24+ characters mixing upper case, lower case and
     digits, not words, high entropy (a UUID, a hex hash, a nanoid of 21 or a YouTube id fail)."""
-    return (len(v) >= 24 and machine_made(v) and not _OBJECT_ID.match(v) and any(c.isupper() for c in v)
-            and any(c.islower() for c in v) and any(c.isdigit() for c in v) and entropy(v) >= 3.8)
+    return (len(v) >= 24 and machine_made(v) and not _OBJECT_ID.match(v) and v != v.lower() and v != v.upper()
+            and _DIGIT.search(v) is not None and entropy(v) >= 3.8)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -121,7 +121,7 @@ def value_is_secret(strength: int, v: str, quoted: bool, after: str) -> bool:
         return random_beyond_doubt(v) and not placeholder_value(v)
     if v.islower() and "." in v and all(_NAME_PART.match(p) for p in _SEPS.split(v)):
         return False  # jetbrains.mps.v8_elimination: a dotted name, not a value
-    if not quoted and (after and after in "(.[" or _IDENT_CHAIN.match(v) and not any(c.isdigit() for c in v)):
+    if not quoted and (after and after in "(.[" or _IDENT_CHAIN.match(v) and _DIGIT.search(v) is None):
         return False  # code: a call, an attribute, a variable
     if machine_made(v):
         secret = len(v) >= 10 or strength == STRONG

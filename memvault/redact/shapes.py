@@ -63,8 +63,11 @@ PLACEHOLDER = Lazy(
 )
 
 
+_DIGIT = Lazy(r"\d")  # has_digit runs on nearly every candidate value: a C search, not a Python loop
+
+
 def has_digit(s: str) -> bool:
-    return any(c.isdigit() for c in s)
+    return _DIGIT.search(s) is not None
 
 
 def shaped(val: str) -> bool:

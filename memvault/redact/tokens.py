@@ -12,6 +12,7 @@ EAAC…) are a handful of literal-led regexes.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -270,9 +271,8 @@ def _is_base64_jwt(s: str) -> bool:
 # Marks of documentation anywhere in a token: characters no key alphabet holds, long words in one case (a
 # random body holds a given 6-letter word once in ~10^9 keys), runs of one character (not A: base64 of zero
 # bytes is A…A, Dropbox keys hold ten, Twitter's 22) and keyboard runs. Plain `in` tests: ~10x a regex here.
-_PH_MARKS = ("<", ">", "...", "…", "***", "12345678")
-_PH_LONG = ("example", "placeholder", "redacted", "changeme", "replace", "insert", "sample", "xxxxxx", "abcdefgh",
-            "qwertyui")
+_PH_MARKS = Lazy(r"[<>…]|\.\.\.|\*\*\*|12345678")
+_PH_LONG = Lazy(r"example|placeholder|redacted|changeme|replace|insert|sample|xxxxxx|abcdefgh|qwertyui")  # lowered
 _PH_RUN = Lazy(r"([^A])\1{7}")
 # Short words count only as whole segments (between separators or the token's ends), each word in one case:
 # `YOUR_API_KEY`, `your-key-here`, `xoxb-abcdef-abcdef`, never "YoUr" or "faKE" inside a random run.
@@ -285,25 +285,26 @@ _WORDS = Lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 # Looser, for a value next to a key name (`api_key = AIzaYOUR_API_KEY`): a provider's token there is still
 # found by its own rule, so the word may stand anywhere and in any case.
-_PH_LOOSE = ("xxxx", "your", "here", "example", "placeholder", "dummy", "redacted", "changeme", "replace", "insert",
-             "sample", "fake")
+_PH_LOOSE = Lazy(r"xxxx|your|here|example|placeholder|dummy|redacted|changeme|replace|insert|sample|fake")
 
 
+@functools.lru_cache(maxsize=8192)
 def placeholder_token(tok: str, loose: bool = False) -> bool:
     """ghp_xxxx…, sk-ant-…YOUR_API_KEY, AKIA…EXAMPLE, glrt-0000…, xoxb-abcdef-abcdef: documentation, not a key.
     A key drawn at random in its documented format is never taken for one (tests/unit/redact_keygen.py).
     `loose`: for a value next to a key name, where a placeholder word counts anywhere."""
     low = tok.lower()
-    if loose and any(w in low for w in _PH_LOOSE):
+    if loose and _PH_LOOSE.search(low) is not None or _PH_MARKS.search(tok) is not None:
         return True
-    if any(w in tok for w in _PH_MARKS) or any(w in low and (w in tok or w.upper() in tok or w.title() in tok)
-                                               for w in _PH_LONG):
-        return True
+    for m in _PH_LONG.finditer(low):
+        w = tok[m.start():m.end()]
+        if w.islower() or w.isupper() or w.istitle():
+            return True
     if _PH_RUN.search(tok) is not None and len(set(tok)) > 1:
         return True  # a value that is one character throughout is a (bad) secret of its own
     for seg in _SEGMENTS.findall(tok):
-        if len(seg) < 4 or len(seg) > 24:
-            continue
+        if len(seg) < 4 or len(seg) > 24 or not seg.isalpha():
+            continue  # a digit is no placeholder word's
         low = seg.lower()
         if low == "x" * len(low) or low in _PH_STRONG and (seg.islower() or seg.isupper() or seg.istitle()):
             return True

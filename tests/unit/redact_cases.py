@@ -590,6 +590,11 @@ def pathological_lines(size: int = 1 << 20, seed: int = SEED) -> dict[str, str]:
     lines["api_key=\" run"] = 'api_key="' * (size // 9)
     lines["<apiKey> run"] = "<apiKey>\n" * (size // 9)
     lines["x.token .= run"] = "x.token .= " * (size // 11)
+    # issue 34 shapes: names of no secret, a dash as separator, every copy of many distinct secrets
+    lines["id= run"] = "<id>id=user:" * (size // 12)
+    lines["token - run"] = "token - " * (size // 8)
+    lines["distinct secrets"] = " ".join(f"token={_r(rng, ALNUM, 20)}" for _ in range(size // 27))
+    lines["one secret, copies"] = "password=Xk9mP2vL7q " + "Xk9mP2vL7q " * (size // 11)
     return lines
 
 

@@ -167,11 +167,16 @@ def redact_batch(texts: Sequence[str], rules: Rules | None = None) -> list[Redac
                 found.setdefault(t[f.start:f.end], f.rule)
     if not found:
         return done
+    many = len(found) > _FIND_MAX
     out = []
     for t, r in zip(texts, done):
         own = {t[f.start:f.end] for f in r.findings}
-        if any(v not in own and v in t for v in found):
-            r = redact(t, rules, found)
+        if many:  # a whole piece of the text (see _copies), found by set intersection in C
+            cand = set(_PIECE.findall(t)).intersection(found).difference(own)
+        else:
+            cand = [v for v in found if v in t and v not in own]
+        if cand:
+            r = redact(t, rules, {v: found[v] for v in cand})
         out.append(r)
     return out
 

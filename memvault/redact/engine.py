@@ -132,7 +132,9 @@ def redact(text: str, rules: Rules | None = None, known: dict[str, str] | None =
                 else:
                     soft.append((ps, pe, idx))
     if secrets or known:
-        secrets += _copies(text, secrets, known, rules)
+        # copies never land inside a marker ([REDACTED:…] stays whole: redacting twice changes nothing)
+        secrets += [(ps, pe, idx, name) for s, e, idx, name in _copies(text, secrets, known, rules)
+                    for ps, pe in _outside(s, e, text, protected)]
     if not secrets and not soft:
         return Redaction(text, ())
 

@@ -304,3 +304,11 @@ def test_every_copy_of_a_found_secret_goes_in_the_text_and_the_batch():
     short = "Kx9-Lm2"
     r = redact(f"password = {short}\nversion {short}b and {short}")
     assert r.text == "password = [REDACTED:password-assignment]\nversion Kx9-Lm2b and [REDACTED:password-assignment]"
+
+
+def test_a_copy_never_lands_inside_a_marker():
+    text = "password = assignment9\n[REDACTED:password-assignment9] and assignment9"
+    out = redact(text).text
+    assert out == ("password = [REDACTED:password-assignment]\n[REDACTED:password-assignment9] and "
+                   "[REDACTED:password-assignment]")
+    assert redact(out).text == out

@@ -165,7 +165,7 @@ def redact_batch(texts: Sequence[str], rules: Rules | None = None) -> list[Redac
     found: dict[str, str] = {}
     for t, r in zip(texts, done):
         for f in r.findings:
-            if f.family != "personal-data" and f.end - f.start >= COPY_MIN:
+            if f.family not in _CONTEXT_FREE and f.end - f.start >= COPY_MIN:
                 found.setdefault(t[f.start:f.end], f.rule)
     if not found:
         return done
@@ -205,6 +205,9 @@ def redact_tree(data: Any, rules: Rules | None = None) -> Any:
 # --------------------------------------------------------------------------- copies of a secret
 
 COPY_MIN = 6  # shorter values (a PIN, "1234") would hit ordinary words and numbers elsewhere
+# A provider's token is found by its shape wherever it stands: its copies need no search of their own. Values
+# found by their context (a key name, a flag, a sentence) do: their copies elsewhere have no such context.
+_CONTEXT_FREE = frozenset({"provider-token", "personal-data"})
 _COPY_ANYWHERE = 16  # shorter copies must stand apart (not inside a longer word or number)
 _FIND_MAX = 64  # up to this many distinct secret values, one str.find scan each (~0.1 ms per MB)
 _PIECE = Lazy(r"[^\s\"'`<>()\[\]{},;|=:&?/@]{6,}+")
@@ -215,7 +218,8 @@ def _copies(text: str, secrets: list[tuple[int, int, int, str]], known: dict[str
     """Spans of every other occurrence of a secret value found in `text` (or `known` from the batch)."""
     values: dict[str, tuple[int, str]] = {}
     for s, e, idx, name in secrets:
-        if e - s >= COPY_MIN and rules._rules[idx].kind == SECRET:
+        rule = rules._rules[idx]
+        if e - s >= COPY_MIN and rule.kind == SECRET and rule.family not in _CONTEXT_FREE:
             values.setdefault(text[s:e], (idx, name))
     for v, name in (known or {}).items():
         if v not in values and len(v) >= COPY_MIN:

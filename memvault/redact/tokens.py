@@ -16,7 +16,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from memvault.redact.shapes import Lazy
+from memvault.redact.shapes import Lazy, distinct_lines
 
 Span = tuple[int, int]
 
@@ -196,9 +196,10 @@ def find_structured(text: str, low: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, rule id) of the literal-led shapes, each tried only when one of its keywords occurs."""
     if not _FINDERS:
         _FINDERS.extend((kw, _structured_finder(pattern, check), rule) for kw, pattern, check, rule in _STRUCTURED)
+    hay = distinct_lines(low)
     for keywords, find, rule in _FINDERS:
         for k in keywords:
-            if k in low:
+            if k in hay:
                 for s, e in find(text, low):
                     yield s, e, rule
                 break

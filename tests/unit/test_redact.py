@@ -312,3 +312,14 @@ def test_a_copy_never_lands_inside_a_marker():
     assert out == ("password = [REDACTED:password-assignment]\n[REDACTED:password-assignment9] and "
                    "[REDACTED:password-assignment]")
     assert redact(out).text == out
+
+
+def test_long_texts_gate_rules_on_their_distinct_lines():
+    """Keyword gates read each distinct line once (memvault.redact.shapes.distinct_lines): a secret on a line
+    of its own, after thousands of repeated lines, is still found, and so is one on a repeated line."""
+    token = "ghp_" + "aB3" * 12
+    pw = "Tq8-Lumen-Fjord"
+    text = "ordinary repeated line\n" * 2000 + f"PASSWORD={pw}\n" + f"token {token}\n" * 300
+    out = redact(text).text
+    assert pw not in out and token not in out
+    assert out.count("[REDACTED:github-pat]") == 300 and "[REDACTED:password-assignment]" in out

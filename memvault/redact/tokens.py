@@ -140,11 +140,15 @@ _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 _WORD = _ALNUM | {"_"}
 
 
+_HEAD_ENDS: set[str] = set()  # the last two characters of every head (`p_` of ghp_, `1.` of dt0c01.)
+
+
 def _heads() -> dict[str, list[tuple[str, re.Pattern[str], int, int, str]]]:
     if not _HEADS:  # built on first use: `memvault search` imports this module and never scans for tokens
         for prefix, cls, lo, hi, rule in PREFIXED:
             cut = min(i for i, c in enumerate(prefix) if c in "_.~-") + 1
             _HEADS.setdefault(prefix[:cut], []).append((prefix, re.compile(f"[{cls}]++"), lo, hi, rule))
+            _HEAD_ENDS.add(prefix[cut - 2:cut])
         for entries in _HEADS.values():
             entries.sort(key=lambda e: -len(e[0]))
     return _HEADS
@@ -168,11 +172,12 @@ def find_prefixed(text: str) -> Iterator[tuple[int, int, str]]:
     if _SEP.search(text) is None:
         return  # no separator glued to a word on both sides
     heads = _heads()
+    ends = _HEAD_ENDS
     done = 0
     for m in _SEP.finditer(text):
         i = m.start()
-        if i < done:
-            continue
+        if i < done or text[i - 1:i + 1] not in ends:
+            continue  # no provider's head ends with these two characters (t.Errorf, my_var)
         s = i
         while s > 0 and s > i - 11 and text[s - 1] in _ALNUM:
             s -= 1

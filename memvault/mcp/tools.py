@@ -100,14 +100,18 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: Any
         data = result.to_json()
         warnings = result.warnings
     except NoMatch as exc:
-        data = {"query": query, "intent": None, "terms": [], "count": 0, "hits": []}
+        found = getattr(exc, "result", None)
+        data = found.to_json() if found is not None else {"query": query, "intent": None, "terms": [], "count": 0,
+                                                          "hits": [], "closest": []}
         warnings = getattr(exc, "warnings", ())
     if warnings:  # the dense layer fell back to words, or cards have no vector yet (the CLI's stderr lines)
         data["warnings"] = list(dict.fromkeys(warnings))
     # run_search has redacted what a hit shows (title, snippet) with the vault's rules, as for the CLI; the
     # readable text is redacted once more below. (A second pass over the data would cost ~10 % of a call.)
     lines = [f"{data['count']} hits for the query"]
-    for h in data["hits"]:
+    if data.get("closest"):
+        lines[0] = "no match: nothing answers the query; closest (weak, not an answer):"
+    for h in data["hits"] or data.get("closest", []):
         said = (h.get("valid_from") or h.get("created") or "")[:10]
         if h["kind"] == "episode":  # a raw turn: when it was said, in which session; `show` reads it whole
             where = " · ".join(x for x in (h.get("project"), f"said {said}" if said else "", h.get("session"))

@@ -14,6 +14,7 @@ from pathlib import Path
 from memvault.vault import codec
 from memvault.vault import pages
 from memvault.views import secretscan
+from memvault.views.parsed import read_cards
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
 from memvault.vault.files import ends_with_newline, is_locked
@@ -60,12 +61,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     report.files += len(card_files)
     seen: dict[str, str] = {}
     cards = []
-    for path in card_files:
-        try:
-            card = vault.read_card(path)
-        except VaultFormatError as exc:
-            errors.append(exc)
-            continue
+    for path, card in read_cards(vault, card_files, errors):  # unchanged files from .memvault/ (parsed.py)
         cards.append(card)
         if path.stem != card.id:
             errors.append(VaultFormatError(vault.rel(path), None, f"file name does not match card id {card.id}"))

@@ -40,3 +40,41 @@ def test_second_doctor_parses_only_changed_cards(vault):
     # A damaged cache is no error: everything is parsed again.
     (vault / ".memvault" / parsed.CACHE_NAME).write_bytes(b"not a pickle")
     assert any("c-20250102-bbbb.md" in p for p in check_vault(v).problems)
+
+
+def test_conflict_lines_are_reused_until_a_card_changes(vault):
+    from memvault.model import Card
+    from memvault.vault import codec
+
+    def put(cid, value, day):
+        card = Card(id=cid, kind="state", title=f"Shop database engine: {value}", project="shop",
+                    subject="shop database", field="engine", value=value, created=f"{day}T08:00:00Z",
+                    valid_from=day, source={"kind": "remember"})
+        path = vault / "cards" / day[:7] / f"{cid}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(codec.card_to_text(card), encoding="utf-8")
+        return path
+
+    put("c-20261101-aaa001", "Postgres", "2026-11-01")
+    second = put("c-20261102-aaa002", "SQLite", "2026-11-02")
+    for p in (vault / "cards").rglob("*.md"):
+        _age(p)
+    v = Vault.open(vault, {})
+    first = check_vault(v).conflicts
+    assert len(first) == 2 and (vault / ".memvault" / parsed.CONFLICTS_NAME).is_file()
+    # Same stat, other bytes (another field: no conflict any more): the stored lines stand …
+    st = os.stat(second)
+    text = second.read_text(encoding="utf-8")
+    other = text.replace("field: engine", "field: motors").replace("engine: SQLite", "motors: SQLite")
+    assert len(other.encode()) == len(text.encode()) and other != text
+    second.write_text(other, encoding="utf-8")
+    os.utime(second, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert check_vault(v).conflicts == first
+    # … while a scan from nothing (both caches gone) sees the new bytes.
+    for name in (parsed.CACHE_NAME, parsed.CONFLICTS_NAME):
+        (vault / ".memvault" / name).unlink()
+    assert check_vault(v).conflicts == []
+    # A real change (the mtime moves): scanned again.
+    put("c-20261102-aaa002", "MySQL", "2026-11-02")
+    _age(second, 5)
+    assert len(check_vault(v).conflicts) == 2

@@ -49,21 +49,26 @@ def main() -> int:
     ap.add_argument("--cards", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--memvault-path", default=str(ROOT), help="checkout whose memvault package to time")
+    ap.add_argument("--keep", type=Path, help="make the vault in this folder and keep it (reused when it exists: "
+                    "a 100k vault costs minutes to make)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        vault = Path(tmp) / "vault"
-        _make_vault(vault, args.cards)
+        vault = args.keep / f"vault-{args.cards}" if args.keep else Path(tmp) / "vault"
+        if not (vault / "memvault.yaml").is_file():
+            _make_vault(vault, args.cards)
         env = dict(os.environ, PYTHONPATH=args.memvault_path)
         cmd = [sys.executable, "-m", "memvault", "--vault", str(vault)]
         # cwd outside the checkout: `python -m` puts the cwd first on sys.path, before PYTHONPATH.
         subprocess.run([*cmd, "reindex"], env=env, check=True, capture_output=True, cwd=tmp)
         cold, warm = [], []
         for _ in range(args.runs):
-            # Cold: no .memvault/secrets.cache (the first doctor on a vault); warm: the second doctor.
-            (vault / ".memvault" / "secrets.cache").unlink(missing_ok=True)
+            # Cold: no .memvault/secrets.cache nor doctor-cards.cache (the first doctor on a vault); warm: the
+            # second doctor. -v: the summary line (doctor is quiet into a pipe).
+            for name in ("secrets.cache", "doctor-cards.cache"):
+                (vault / ".memvault" / name).unlink(missing_ok=True)
             for times in (cold, warm):
                 start = time.perf_counter()
-                res = subprocess.run([*cmd, "doctor"], env=env, capture_output=True, text=True, cwd=tmp)
+                res = subprocess.run([*cmd, "doctor", "-v"], env=env, capture_output=True, text=True, cwd=tmp)
                 times.append(time.perf_counter() - start)
         print(f"doctor ({args.memvault_path}), {args.cards} cards + {args.cards} episodes: "
               f"first run median {statistics.median(cold):.2f} s, second run median {statistics.median(warm):.2f} s; "

@@ -6,7 +6,8 @@ Measures, on a generated card vault (the one bench/search.py builds), the wall t
 non-editable copy of the package in its own venv (bench/search.py's user_install), through the console script's
 entry point (`memvault.__main__:main`). With `--baseline REV` the package as it was at git revision REV is
 installed beside it and measured in the same run, interleaved, so both see the same machine load.
-Goal (issue 9): --help, stats and show <= 120 ms on a 10k-card vault.
+Goal (issue 9): --help, stats and show <= 120 ms on a 10k-card vault; (issue 37) --help, stats and timeline
+<= 8x bare python (`python -c pass` of the same venv, measured in the same run: the `x bare` column).
 """
 
 from __future__ import annotations
@@ -67,15 +68,19 @@ def main() -> int:
             for argv in cmds.values():
                 timed([script] + argv, ENV)
         times = {(label, name): [] for label in scripts for name in cmds}
+        bare = []
         for _ in range(args.runs):
+            bare.append(timed([installs["now"], "-c", "pass"], ENV))
             for name, argv in cmds.items():
                 for label, script in scripts.items():
                     times[(label, name)].append(timed([script] + argv, ENV))
         print(f"{args.size} cards, {args.runs} runs, whole-process p50 / p95 in ms")
-        print(f"{'command':<10}" + "".join(f"{label:>22}" for label in scripts))
+        base_p50 = pct(bare, .5)
+        print(f"bare python (-c pass): {base_p50 * 1000:.1f} / {pct(bare, .95) * 1000:.1f}")
+        print(f"{'command':<10}" + "".join(f"{label:>22}{'x bare':>8}" for label in scripts))
         for name in cmds:
             row = "".join(f"{pct(times[(label, name)], .5) * 1000:>13.1f} / {pct(times[(label, name)], .95) * 1000:>6.1f}"
-                          for label in scripts)
+                          f"{pct(times[(label, name)], .5) / base_p50:>8.1f}" for label in scripts)
             print(f"{name:<10}{row}")
     return 0
 

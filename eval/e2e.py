@@ -96,13 +96,13 @@ def card_sources(root: Path) -> dict[str, dict]:
 class Asker:
     """The CLI's commands run in this process through Typer's CliRunner (the same code as the console script)."""
 
-    def __init__(self, root: Path, limit: int, budget: int):
+    def __init__(self, root: Path, limit: int, budget: int, strict: bool = False):
         from typer.testing import CliRunner
 
         from memvault.cli.app import app
 
         self.app, self.runner, self.root = app, CliRunner(), root
-        self.limit, self.budget = limit, budget
+        self.limit, self.budget, self.strict = limit, budget, strict
         helptext = self.run("search", "--help").output
         self.cards_only = ["--cards-only"] if "--cards-only" in helptext else []
 
@@ -118,7 +118,11 @@ class Asker:
                 "context": ["context", question, "--budget", str(self.budget), "--json"]}[engine]
         done = self.run("--", *args) if question.startswith("-") else self.run(*args)
         if done.exit_code == 1:
-            return []
+            # No answer. As eval/run.py counts recall, what search lists as `closest` (a person sees it under
+            # "no match; closest:") still counts, unless --strict (then exit 1 counts as nothing found).
+            if self.strict or engine == "context" or not done.stdout.strip():
+                return []
+            return [h["id"] for h in json.loads(done.stdout).get("closest") or []]
         if done.exit_code != 0:
             raise SystemExit(f"memvault {engine} exit {done.exit_code} on {question!r}: {done.output[-500:]}")
         data = json.loads(done.stdout)
@@ -157,7 +161,7 @@ def pack_score(per_hit: list[set[str]], evidence: set[str]) -> dict[str, float]:
 def run_conv(tmp: Path, data: Path, conv: int, qs: list[dict], env: dict, args) -> dict:
     root, summary = build_vault(tmp, data, conv, env)
     eps, cards = episode_refs(root), card_sources(root)
-    asker = Asker(root, args.limit, args.budget)
+    asker = Asker(root, args.limit, args.budget, args.strict)
     evidence_turns = {t for q in qs for t in q["evidence"]}
     card_turns = {r for c in cards.values() if c["status"] != "retracted" for e in c["episodes"]
                   for r in eps.get(e, ())}
@@ -229,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, help="llm engine: seconds a call may take")
     ap.add_argument("--keep", type=Path, help="build the vaults here and keep them (default: a temp folder)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--strict", action="store_true", help="a search that exits 1 (no answer) counts as nothing found, "
+                    "even where it lists what came closest")
     args = ap.parse_args(argv)
     if not (args.data / "questions.jsonl").is_file():
         print(f"{args.data}: no questions.jsonl (expected a prepared LoCoMo folder)", file=sys.stderr)

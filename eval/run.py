@@ -145,16 +145,17 @@ def engine(root: Path, **overrides):
     def ask(query: str) -> list[str]:
         try:
             return _Ids(search.run_search(root, query, opts).hits)
-        except NoMatch:
-            return []
+        except NoMatch as exc:
+            return _Ids(getattr(exc, "result", None).closest if hasattr(exc, "result") else ())
 
     return ask
 
 
 class _Ids(list):
-    """Hit ids, knowing whether every hit was a weak match (nothing reached the relevance floor: the search
-    shows the best hits of the few words that matched, each marked weak). A negative question answered only
-    with weak hits is not a false positive: the search said it found nothing certain."""
+    """Hit ids, knowing whether every hit was a weak match (no hit answers the question: the search exits 1,
+    with `hits` empty, and lists what came closest apart, each marked weak). A negative question answered only
+    with weak hits is not a false positive: the search said it found no answer. Recall counts the closest
+    hits' ids too (a person sees them under "no match; closest:"); `strict` below counts `hits` alone."""
 
     def __init__(self, hits):
         super().__init__(h.id for h in hits)
@@ -173,7 +174,7 @@ def measure(ask, questions: list[dict]) -> dict:
         else:
             rank = next((i + 1 for i, cid in enumerate(got) if cid in expect), None)
             row = {"r1": rank == 1, "r5": rank is not None and rank <= 5, "rr": 1 / rank if rank else 0.0,
-                   "rank": rank}
+                   "rank": rank, "answered": bool(got) and not getattr(got, "weak_only", False)}
         row.update(id=q["id"], type=q["type"], got=got[:5], expect=expect, query=q["query"])
         rows.append(row)
         per_type[q["type"]].append(row)
@@ -189,7 +190,7 @@ def summarise(rows: list[dict]) -> dict:
     out = {"n": len(rows)}
     if pos:
         out.update(r1=sum(r["r1"] for r in pos) / len(pos), r5=sum(r["r5"] for r in pos) / len(pos),
-                   mrr=sum(r["rr"] for r in pos) / len(pos))
+                   mrr=sum(r["rr"] for r in pos) / len(pos), answered=sum(r["answered"] for r in pos) / len(pos))
     if neg:
         out.update(neg_fp=sum(r["fp"] for r in neg) / len(neg), neg_n=len(neg))
     return out
@@ -198,7 +199,7 @@ def summarise(rows: list[dict]) -> dict:
 def fmt(s: dict) -> str:
     parts = []
     if "r1" in s:
-        parts.append(f"R@1 {s['r1']:.3f}  R@5 {s['r5']:.3f}  MRR {s['mrr']:.3f}")
+        parts.append(f"R@1 {s['r1']:.3f}  R@5 {s['r5']:.3f}  MRR {s['mrr']:.3f}  answered {s['answered']:.3f}")
     if "neg_fp" in s:
         parts.append(f"neg FP {s['neg_fp']:.3f} ({round(s['neg_fp'] * s['neg_n'])}/{s['neg_n']})")
     return "  ".join(parts) + f"  (n={s['n']})"

@@ -25,10 +25,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def sh(*args: str, stdin: bytes | None = None, check: bool = True) -> int:
+def sh(*args: str, stdin: bytes | None = None, check: bool = True, hide_next: bool = False) -> int:
+    """Run and show one command. `hide_next`: leave out its `next:` hint (it names the throw-away vault)."""
     shown = " ".join(shlex.quote(a) for a in args)
     print(f"\n$ memvault {shown}" + (" < …" if stdin else ""), flush=True)
-    done = subprocess.run([sys.executable, "-m", "memvault", *args], input=stdin)
+    done = subprocess.run([sys.executable, "-m", "memvault", *args], input=stdin,
+                          stderr=subprocess.PIPE if hide_next else None, text=hide_next or None)
+    if hide_next:
+        sys.stderr.write("".join(line for line in done.stderr.splitlines(True) if not line.startswith("next:")))
     if check and done.returncode not in (0, 1):
         sys.exit(f"demo step failed with exit code {done.returncode}")
     return done.returncode
@@ -105,6 +109,8 @@ def hybrid(vault: Path) -> None:
         sh("embed")
         print("\n# no word of this question is on the card it finds: `why` says meaning")
         sh("search", "什么时候发布测试版", "--limit", "3")
+        print("\n# the embedding server stops with this step: memvault.yaml's `embeddings:` is switched off again")
+        configure_embeddings(vault / "memvault.yaml", base_url="")
 
 
 def main() -> None:
@@ -112,12 +118,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memvault-demo-") as tmp:
         vault = Path(tmp) / "vault"
         os.environ["MEMVAULT_DIR"] = str(vault)
-        sh("init", str(vault), "--git")
+        sh("init", str(vault), "--git", hide_next=True)
         logs = sorted(p for p in HERE.iterdir() if p.suffix in (".jsonl", ".json", ".txt"))
+        print("\n# -v: say what was stored even when this output goes to a pipe (quiet there by default, for cron)")
         for log in logs:
-            sh("capture", "--project", "tidepool", str(log))
+            sh("capture", "-v", "--project", "tidepool", str(log))
         print("\n# the same logs again: nothing new is stored")
-        sh("capture", "--project", "tidepool", *map(str, logs))
+        sh("capture", "-v", "--project", "tidepool", *map(str, logs))
         sh("stats")
         if has_command("search"):
             sh("search", "postgres", "--limit", "3")
@@ -127,9 +134,10 @@ def main() -> None:
         else:
             print("\n# no LLM endpoint set: distill uses the offline engine (what the user stated outright, no network)."
                   "\n# Set MEMVAULT_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) to distill with a model.")
-        if sh("distill", check=False) == 5:
+        if sh("distill", "-v", check=False) == 5:
             print("# the LLM endpoint failed or answered badly (exit 5); the episodes stay pending")
-        print("\n# the cards come first, in English and Chinese; the turns no card covers follow")
+        print("\n# now cards, in English and Chinese, and the turns no card covers, in one list: a card, then a"
+              "\n# turn, … (each line: id, date, kind, title; then the snippet and why it matched)")
         sh("search", "postgres", "--limit", "3")
         sh("search", "任务队列", "--limit", "3")
         print("\n# a history question: what did we use before? (the card says Postgres, its tag says 数据库)")
@@ -145,8 +153,21 @@ def main() -> None:
             sh("show", card)
         print("\n# a memory pack for the next prompt: pinned preferences and the current state first")
         sh("context", "alert job queue 任务队列", "--project", "tidepool")
-        sh("doctor")
-        print(f"\n# the vault was {vault}; it is deleted now. Make your own with `memvault init ~/memvault`.")
+        sh("doctor", "-v")
+        print(f"\n# the vault was {vault}; it is deleted now.\n# {own_vault_hint()}")
+
+
+def own_vault_hint() -> str:
+    """How to make a vault of one's own with the memvault this demo ran: on PATH, or its exact path."""
+    import shutil
+
+    here = Path(sys.executable).parent / "memvault"
+    found = shutil.which("memvault")
+    if found and Path(found).resolve() == here.resolve():
+        return "Make your own with: memvault init ~/memvault"
+    return (f"memvault is installed in {here.parent} (not on your PATH). Make your own vault with:\n"
+            f"#   {here} init ~/memvault\n# or put it on PATH first (README, Install): "
+            f"mkdir -p ~/.local/bin && ln -sf {here} ~/.local/bin/memvault")
 
 
 if __name__ == "__main__":

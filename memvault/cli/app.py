@@ -51,6 +51,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("agents", "Run by agents' hooks: capture at stop, brief at start."),
     "embed-server": ("embedserver", "Serve the bundled local embedding model (memvault[embed])."),
 }
+# Other spellings accepted for a command, not listed in --help: British "distil" (docs once used it as the verb).
+ALIASES = {"distil": "distill"}
 EPILOG = "Every command also takes -V, --vault DIR (the vault folder), before or after its name."
 
 
@@ -62,12 +64,24 @@ class _Group(typer.core.TyperGroup):
         return list(COMMANDS)
 
     def get_command(self, ctx, name):
+        name = ALIASES.get(name, name)
         if name not in COMMANDS:
             return None
         built = self.__dict__.setdefault("_built", {})
         if name not in built:
             built[name] = _build(name)
         return built[name]
+
+    def resolve_command(self, ctx, args):
+        # click says only "No such command"; name the nearest commands as it does for options.
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            import difflib
+
+            near = difflib.get_close_matches(args[0], [*COMMANDS, *ALIASES], n=3, cutoff=0.6)
+            near = list(dict.fromkeys(ALIASES.get(n, n) for n in near))
+            hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+            ctx.fail(f"No such command {args[0]!r}.{hint}")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx, formatter):
         # The table's lines, without importing every command module for `memvault --help`.

@@ -30,6 +30,16 @@ def err(message: str) -> None:
     typer.echo(f"memvault: {message}", err=True)
 
 
+VERBOSE_HELP = "Say what was done even when stdout is no terminal (cron, a pipe)."
+
+
+def speaks(verbose: bool = False, quiet: bool = False) -> bool:
+    """The quiet rule of the commands cron runs (capture, distill, doctor, reindex, consolidate): on success
+    they say what they did only when stdout is a terminal, or with -v/--verbose; never with --quiet. Warnings,
+    errors and problems always print, and --json always prints its summary."""
+    return not quiet and (verbose or sys.stdout.isatty())
+
+
 def guard(fn):
     """Turn MemvaultError into its exit code, Ctrl-C into 130, anything else into 70 (traceback with --debug)."""
 

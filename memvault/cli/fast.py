@@ -79,16 +79,47 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 
 def render_text(result) -> str:
+    """Hits as a person reads them: id, date (a card's valid_from, else created; a turn's time), kind, title.
+    No score: cards and turns are merged by rank, their scores are not on one scale (--json has them)."""
     lines = []
     for hit in result.hits:
         flags = ", ".join(x for x in (hit.project, hit.status if hit.status not in ("active", "live") else "") if x)
-        lines.append(f"{hit.id}  [{hit.kind}] {hit.title}" + (f"  ({flags})" if flags else "") + f"  {hit.score:.2f}")
+        date = (hit.world or hit.created or "")[:10]
+        lines.append(f"{hit.id}  {date or '-':10s}  [{hit.kind}] {hit.title}" + (f"  ({flags})" if flags else ""))
         if hit.snippet and hit.snippet != hit.title:
             lines.append(f"    {hit.snippet}")
         lines.append(f"    why: {'; '.join(hit.why)}")
         if hit.refs:
             lines.append(f"    refs: {', '.join(hit.refs)}")
     return "\n".join(lines)
+
+
+def no_match(exc, as_json: bool) -> int:
+    """Exit 1 of a search that found no answer. What came closest (NoMatch.result.closest, each hit weak): in
+    --json as `closest` beside an empty `hits`; on a terminal under "no match; closest:"; into a pipe, nothing
+    on stdout (like grep) and one line on stderr."""
+    warn(getattr(exc, "warnings", ()))
+    result = getattr(exc, "result", None)
+    closest = result.closest if result is not None else ()
+    if as_json and result is not None:
+        import json  # only for --json
+
+        _write(json.dumps(result.to_json(), ensure_ascii=False, indent=2) + "\n")
+    elif closest and sys.stdout.isatty():
+        _write("no match; closest:\n" + render_text(result._replace(hits=closest)) + "\n")
+    else:
+        more = f" ({len(closest)} closest hits: --json lists them)" if closest else ""
+        sys.stderr.write(f"memvault: {exc.message}{more}\n")
+    return 1
+
+
+def _write(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def mark_conflicts(root, result):
@@ -127,7 +158,7 @@ def _has_subject(root, path: str | None) -> bool:
 def run(opts: dict[str, Any]) -> int:
     from memvault.search import service as svc
     from memvault.choices import check_project
-    from memvault.errors import MemvaultError
+    from memvault.errors import MemvaultError, NoMatch
 
     try:
         check_project(opts.get("project"))
@@ -139,6 +170,8 @@ def run(opts: dict[str, Any]) -> int:
             episodes=False if opts.get("cards_only") else opts.get("episodes"),
             snippet_chars=opts.get("snippet_chars"), embeddings=cfg.get("embeddings"))
         result = mark_conflicts(root, svc.run_search(root, " ".join(opts["words"]), options, deny=cfg["deny"]))
+    except NoMatch as exc:
+        return no_match(exc, bool(opts.get("as_json")))
     except MemvaultError as exc:
         warn(getattr(exc, "warnings", ()))
         sys.stderr.write(f"memvault: {exc.message}\n")
@@ -150,12 +183,7 @@ def run(opts: dict[str, Any]) -> int:
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
     else:
         text = render_text(result)
-    try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    _write(text + "\n")
     return 0
 
 

@@ -61,16 +61,16 @@ HIT = {"type": "object", "required": ["id", "kind", "title", "score"], "properti
     "sources": STRS, "refs": STRS, "created": S,
     "valid_from": {**S_NULL, "description": "When it was said or became true (world time)."},
     "session": S_NULL, "path": S_NULL,
-    "weak": {"type": "boolean", "description": "Nothing reached the relevance floor: a best guess on a few words."}}}
+    "weak": {"type": "boolean", "description": "No hit answers the question: one of the closest, on a few words."}}}
 
 READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 
 TOOLS: list[dict[str, Any]] = [
     {"name": "search", "title": "Search memory",
      "description": "Search the memory vault: memory cards and the raw conversation turns no card covers, in one "
-                    "ranked list (cards_only=true: cards alone); each hit has its id, why it matched (weak=true: "
-                    "only a few of the question's words did), a snippet, when it was said (valid_from) and its "
-                    "sources.",
+                    "ranked list (cards_only=true: cards alone); each hit has its id, why it matched, a snippet, when "
+                    "it was said (valid_from) and its sources. No hit answers the question: hits is empty and "
+                    "closest lists what came nearest (weak=true), which is no answer.",
      "inputSchema": _obj({
          "query": _str("What to look for, in English and/or Chinese.", "query", minLength=1),
          "project": PROJECT,
@@ -80,7 +80,10 @@ TOOLS: list[dict[str, Any]] = [
          "episodes": _bool("Raw conversation turns too: the default; kept for older clients."),
          "limit": _int("Most hits to return (default: the vault's search.limit).", 1, MAX_LIMIT)}, ("query",)),
      "outputSchema": _out({"query": S, "intent": S_NULL, "terms": STRS, "count": INT,
-                           "hits": {"type": "array", "items": HIT}, "warnings": STRS}, ("count", "hits")),
+                           "hits": {"type": "array", "items": HIT},
+                          "closest": {"type": "array", "items": HIT, "description": "Only when hits is empty: "
+                                      "what came closest, each weak; not an answer."},
+                          "warnings": STRS}, ("count", "hits")),
      "annotations": READ},
     {"name": "show", "title": "Show a card, turn or entity",
      "description": "Read one memory card in full (with its source turns and supersede chain), one conversation "

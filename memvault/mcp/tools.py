@@ -37,6 +37,7 @@ class Ctx:
         self.project = project
         self._vault = None
         self._stamp: tuple | None = None
+        self._resources: tuple[str, list] | None = None  # (index generation, resource_list's answer)
 
     def vault(self):
         """The open Vault, opened again when memvault.yaml changed (its redaction rules may have)."""
@@ -100,14 +101,18 @@ def search(ctx: Ctx, query: Any, project: Any = None, kind: Any = None, all: Any
         data = result.to_json()
         warnings = result.warnings
     except NoMatch as exc:
-        data = {"query": query, "intent": None, "terms": [], "count": 0, "hits": []}
+        found = getattr(exc, "result", None)
+        data = found.to_json() if found is not None else {"query": query, "intent": None, "terms": [], "count": 0,
+                                                          "hits": [], "closest": []}
         warnings = getattr(exc, "warnings", ())
     if warnings:  # the dense layer fell back to words, or cards have no vector yet (the CLI's stderr lines)
         data["warnings"] = list(dict.fromkeys(warnings))
     # run_search has redacted what a hit shows (title, snippet) with the vault's rules, as for the CLI; the
     # readable text is redacted once more below. (A second pass over the data would cost ~10 % of a call.)
     lines = [f"{data['count']} hits for the query"]
-    for h in data["hits"]:
+    if data.get("closest"):
+        lines[0] = "no match: nothing answers the query; closest (weak, not an answer):"
+    for h in data["hits"] or data.get("closest", []):
         said = (h.get("valid_from") or h.get("created") or "")[:10]
         if h["kind"] == "episode":  # a raw turn: when it was said, in which session; `show` reads it whole
             where = " · ".join(x for x in (h.get("project"), f"said {said}" if said else "", h.get("session"))
@@ -301,12 +306,16 @@ def entity_markdown(ctx: Ctx, slug: Any) -> str:
 def resource_list(ctx: Ctx) -> list[dict[str, Any]]:
     """Every entity, then every card that is not retracted (newest first), as resources: named by slug or id
     and described by kind and date only, so a listing carries no memory text. Within the server's scope, only
-    its project's cards and the entities they name."""
+    its project's cards and the entities they name. Built once per state of the index (its generation changes
+    with every card or turn written, by any process): an agent paging through 100k cards asks for it 1,000 times."""
     from memvault.search.index import Index
 
     vault = ctx.vault()
     with Index(vault.root, ctx.mode()) as idx:
         idx.refresh()
+        generation = idx.generation()
+        if generation and ctx._resources is not None and ctx._resources[0] == generation:
+            return ctx._resources[1]
         rows = idx.timeline_rows(None, ctx.project, None, None, False)
         mine = {r[0] for r in rows}
         slugs = sorted({e for cid, e in idx.card_entity_pairs() if ctx.project is None or cid in mine})
@@ -316,6 +325,7 @@ def resource_list(ctx: Ctx) -> list[dict[str, Any]]:
         when = (valid_from or created or "")[:10]
         out.append({"uri": f"memvault://card/{cid}", "name": cid, "mimeType": "text/markdown",
                     "title": " · ".join(x for x in (kind, when, project, status) if x)})
+    ctx._resources = (generation, out)
     return out
 
 

@@ -21,8 +21,10 @@ SPREAD, SPREAD_MIN_SESSIONS = 0.7, 5  # burstiness: weight × (1 - SPREAD × sha
 PRF_DOCS, PRF_TERMS, PRF_WEIGHT = 5, 0, 0.3  # feedback on episodes; off: measured on LoCoMo dev it lowers R@10 (REPORT)
 
 
-def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
-    """Episodes (raw turns) for the query analysed with the episode stemmer, scored, unsorted."""
+def search_episodes(idx: Index, q: Query, opts: SearchOptions, names: frozenset[str] = frozenset()) -> list[Hit]:
+    """Episodes (raw turns) for the query analysed with the episode stemmer, scored, unsorted. `names`: the
+    query terms that name an entity; each hit's `cover` is (share of the query's IDF mass it matched, share of
+    the rest of the query, without those names)."""
     n_docs, avg = idx.episode_stats()
     known = [t for t in q.terms if q.idfs[t] < bm25.max_idf(max(n_docs, 1)) - 1e-9]
     if not n_docs or not known:
@@ -52,6 +54,8 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
     if not opts.bm25_only:
         scored = _with_context(idx, scored, opts)
     hits = []
+    mass = sum(q.idfs.values()) + q.extra_mass
+    free_mass = mass - sum(v for t, v in q.idfs.items() if t in names)
     for score, matched, row, *extra in scored:
         _rowid, ep_id, at, project, session, refs, user, assistant, _tu, _ta, _turn, speakers = row
         text = turn_text(user, assistant, _speakers(speakers))
@@ -60,8 +64,17 @@ def search_episodes(idx: Index, q: Query, opts: SearchOptions) -> list[Hit]:
         hits.append(Hit(
             id=ep_id, kind="episode", title=title, project=project, status="live", score=score,
             snippet=pending(text, matched), why=why,
-            refs=tuple(json_list(refs)), created=at, session=session, world=at or ""))
+            refs=tuple(json_list(refs)), created=at, session=session, world=at or "",
+            cover=_cover(q.idfs, matched, names, mass, free_mass)))
     return hits
+
+
+def _cover(idfs: dict[str, float], matched: list[str], names: frozenset[str], mass: float,
+           free_mass: float) -> tuple[float, float]:
+    whole = sum(idfs.get(t, 0.0) for t in matched) / mass if mass else 0.0
+    if free_mass <= 1e-9:
+        return whole, whole
+    return whole, sum(idfs.get(t, 0.0) for t in matched if t not in names) / free_mass
 
 
 def _with_context(idx: Index, scored: list, opts: SearchOptions) -> list:

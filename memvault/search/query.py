@@ -112,3 +112,24 @@ def prune(terms: list[str], idfs: Mapping[str, float], n_docs: int) -> list[str]
     cutoff = bm25.idf(int(n_docs * COMMON), n_docs)
     rare = [t for t in terms if idfs[t] >= cutoff]
     return rare or terms
+
+
+def unknown_share(q: Query, n_docs: int) -> float:
+    """The share of the question's IDF mass in words the index has never seen (CJK content without a known
+    bigram included): 1.0 for a question of such words only."""
+    mass = sum(q.idfs.values()) + q.extra_mass
+    if mass <= 0:
+        return 1.0
+    top = bm25.max_idf(max(n_docs, 1))
+    return (sum(v for v in q.idfs.values() if v >= top - 1e-9) + q.extra_mass) / mass
+
+
+def episode_names(query: str, mode: str, names: set[str]) -> frozenset[str]:
+    """The raw turns' terms (episode stemmer) of the query words whose card terms name an entity (`names`)."""
+    if not names:
+        return frozenset()
+    out = {t for t in names if not t.isascii()}  # CJK bigrams are the same for both stemmers
+    for word in tokenize.normalize(query).split():
+        if set(tokenize.tokens(word, mode, stop=False, stemmer=tokenize.CARD_STEMMER)) & names:
+            out.update(tokenize.tokens(word, mode, stop=False, stemmer=tokenize.EPISODE_STEMMER))
+    return frozenset(out)

@@ -35,11 +35,14 @@ ENTITY_NAME_WEIGHT = 1.0
 # setting 0.4 / 0.25 (eval/lexical.py) stops a few hard negatives but costs the old eval set R@5 0.988 -> 0.963.
 
 
-def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = None) -> list[Hit]:
+def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = None,
+                 named: dict[str, tuple[list[str], int]] | None = None) -> list[Hit]:
     """Cards for the analysed query, scored, unsorted; `why` still in index terms (service makes it readable).
     With `keep`, of the cards reached only through hops and chains (shown, not re-scored: ~600 at 100k cards)
     only the `keep` best in the order service gives hits (score, date, id) become hits; the caller then shows no
-    more than `keep` cards and orders them by nothing else (no recency prior, no dense fusion)."""
+    more than `keep` cards and orders them by nothing else (no recency prior, no dense fusion). `named`: the
+    entities the query names (named_entities), found here when not given. Each hit's `cover` is (share of the
+    question's IDF mass it matched, share of the part of the question that is not the names of what it names)."""
     n_docs, avg = idx.card_stats()
     if not n_docs:
         return []
@@ -59,9 +62,9 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
         if len(rows) < POOL:
             rows = idx.card_candidates(match_terms, False, weights, flt, POOL)
         cand.update((r, None) for r in rows)
-    named: dict[str, tuple[list[str], int]] = {}  # entity slug -> (query terms naming it, degree)
+    if named is None:  # entity slug -> (query terms naming it, degree)
+        named = {} if opts.bm25_only else _named_entities(idx, q, n_docs)
     if not opts.bm25_only:
-        named = _named_entities(idx, q, n_docs)
         for slug in named:
             for rowid in idx.entity_card_rowids(slug, flt, ENTITY_CAP):
                 cand.setdefault(rowid, None)
@@ -87,7 +90,10 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
     rows = idx.card_heads(list(cand))
     all_idfs = {**exp_idf, **q.idfs}
     scored: dict[int, tuple[float, list[str], list[str]]] = {}  # rowid -> (score, matched terms, why)
+    covers: dict[int, tuple[float, float]] = {}  # rowid -> (coverage, coverage beyond the names): Hit.cover
     mass = sum(q.idfs.values()) + q.extra_mass
+    names = name_terms(named)
+    free_mass = mass - sum(q.idfs.get(t, 0.0) for t in names)
     for rowid, row in rows.items():
         doc = dict(zip(CARD_FIELDS, row["tok"]))  # field -> its tokens, space-separated (as the index keeps them)
         s = bm25.score_text(q.terms, doc, stats, CARD_WEIGHTS, idfs=all_idfs, extra_mass=q.extra_mass)
@@ -96,9 +102,9 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
         why = []
         credit, via, n_src = _expansion_credit(exps, matched, set(s.matched) - set(matched))
         ents = set(row["entities"])
-        for slug, (name_terms, degree) in named.items():
+        for slug, (naming, degree) in named.items():
             if slug in ents:
-                new = [t for t in name_terms if t not in matched]
+                new = [t for t in naming if t not in matched]
                 # Counted like a match in the entities field: the card is about the thing the query names.
                 total += ENTITY_NAME_WEIGHT * sum(q.idfs[t] for t in new) * _damp(degree) * 0.5
                 matched.extend(new)
@@ -115,6 +121,8 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
         if not _relevant(coverage, matched + via, doc, len(q.terms), opts.floor, why):
             continue
         scored[rowid] = (total, matched + via, why)
+        free = sum(q.idfs[t] for t in matched if t not in names) + credit
+        covers[rowid] = (coverage, min(1.0, free / free_mass) if free_mass > 1e-9 else coverage)
     if not scored:
         return []
     keys: dict[int, tuple[int, str, str, str]] = {}  # rowid -> (rowid, id, status, created) of hop neighbours
@@ -151,7 +159,7 @@ def search_cards(idx: Index, q: Query, opts: SearchOptions, keep: int | None = N
         hits.append(Hit(
             id=row["id"], kind=row["kind"], title=None, project=row["project"], status=status,  # type: ignore[arg-type]
             score=score, snippet=pending("", matched), why=tuple(why), created=row["created"], rowid=rowid,
-            world=row.get("valid_from") or row["created"] or ""))
+            world=row.get("valid_from") or row["created"] or "", cover=covers.get(rowid, (0.0, 0.0))))
     return hits
 
 
@@ -283,6 +291,17 @@ def _relevant(coverage: float, matched: list[str], doc: Mapping[str, str], n_ter
         return True
     strong = " " + " ".join(doc.get(f) or "" for f in ("title", "entities", "tags")) + " "
     return any(" " + t + " " in strong for t in matched)
+
+
+def named_entities(idx: Index, q: Query) -> dict[str, tuple[list[str], int]]:
+    """Entity slug -> (the query terms naming it, its degree), for the entities the query names."""
+    n_docs = idx.card_stats()[0]
+    return _named_entities(idx, q, n_docs) if n_docs else {}
+
+
+def name_terms(named: Mapping[str, tuple[list[str], int]]) -> set[str]:
+    """The query terms that name an entity (`named`)."""
+    return {t for terms, _degree in named.values() for t in terms}
 
 
 def _named_entities(idx: Index, q: Query, n_docs: int) -> dict[str, tuple[list[str], int]]:

@@ -30,16 +30,18 @@ _OPTIONS = {
     "name_floor": 0.0,  # search.name_floor: share of the query a hit resting on one entity name must cover
     "expansion_floor": 0.0,  # search.expansion_floor: the same for a hit resting on expansions only
     "recency_half_life_days": 0.0,  # search.recency_half_life_days: the recency prior (0 = off)
+    "answer_floor": 0.0,  # search.answer_floor: share of a question with unknown words a hit must match (0 = off)
     "embeddings": None,  # search.dense.settings.EmbedSettings when the dense layer is on, else None
 }
 
 
 def _options(_cls, limit=10, project=None, kind=None, include_all=False, hops=1, episodes=False, snippet_chars=160,
              floor=0.15, episode_floor=0.1, mode="bigram", bm25_only=False, stat_all_below=5000, expand=True,
-             synonyms=False, name_floor=0.0, expansion_floor=0.0, recency_half_life_days=0.0, embeddings=None):
+             synonyms=False, name_floor=0.0, expansion_floor=0.0, recency_half_life_days=0.0, answer_floor=0.0,
+             embeddings=None):
     return _tuple_new(_cls, (limit, project, kind, include_all, hops, episodes, snippet_chars, floor, episode_floor,
                              mode, bm25_only, stat_all_below, expand, synonyms, name_floor, expansion_floor,
-                             recency_half_life_days, embeddings))
+                             recency_half_life_days, answer_floor, embeddings))
 
 
 SearchOptions = record("SearchOptions", _options)  # fields and defaults: _OPTIONS (a test keeps them equal)
@@ -54,9 +56,10 @@ def _hit(_cls, id, kind, title,  # noqa: A002 - str; title None inside ranking u
          created="", session=None, path=None,  # str, str | None, str | None
          rowid=None,  # internal: the index row, for the freshness check; not shown
          world="",  # internal: a card's valid_from (else created), an episode's time; for the recency prior
-         weak=False):  # nothing reached the relevance floor: the best hits of the few words that matched
+         weak=False,  # no hit answers the question: the closest hits of the few words that matched
+         cover=(0.0, 0.0)):  # internal: (share of the question this hit matched, share beyond the names it names)
     return _tuple_new(_cls, (id, kind, title, project, status, score, snippet, why, sources, refs, created, session,
-                             path, rowid, world, weak))
+                             path, rowid, world, weak, cover))
 
 
 class Hit(record("Hit", _hit)):
@@ -64,7 +67,7 @@ class Hit(record("Hit", _hit)):
 
     def to_json(self) -> dict[str, Any]:
         out = self._asdict()
-        del out["rowid"], out["world"]
+        del out["rowid"], out["world"], out["cover"]
         out["valid_from"] = self.world or None  # when it was said or became true (a card's valid_from, else created)
         out["score"] = round(self.score, 4)
         out["why"] = list(self.why)
@@ -75,8 +78,9 @@ class Hit(record("Hit", _hit)):
 
 def _result(_cls, query, intent,  # str; intent: current | history
             terms, hits,  # tuple[str, ...], tuple[Hit, ...]
-            warnings=()):  # one line each, for stderr (the dense layer fell back to words …); not in JSON
-    return _tuple_new(_cls, (query, intent, terms, hits, warnings))
+            warnings=(),  # one line each, for stderr (the dense layer fell back to words …); not in JSON
+            closest=()):  # tuple[Hit, ...]: no hit answers the question; these come closest (each weak)
+    return _tuple_new(_cls, (query, intent, terms, hits, warnings, closest))
 
 
 class SearchResult(record("SearchResult", _result)):
@@ -84,4 +88,5 @@ class SearchResult(record("SearchResult", _result)):
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "intent": self.intent, "terms": list(self.terms),
-                "count": len(self.hits), "hits": [h.to_json() for h in self.hits]}
+                "count": len(self.hits), "hits": [h.to_json() for h in self.hits],
+                "closest": [h.to_json() for h in self.closest]}

@@ -48,8 +48,9 @@ from memvault.search import tokenize
 from memvault.search.episodes import EPISODE_WEIGHTS, search_episodes
 from memvault.search.index import Index, find_root
 from memvault.search.intent import asks_now, split_intent
-from memvault.search.query import POOL, Query, analyse
-from memvault.search.ranking import CARD_WEIGHTS, final_order, recency, search_cards, with_details
+from memvault.search.query import POOL, Query, analyse, episode_names, unknown_share
+from memvault.search.ranking import (CARD_WEIGHTS, final_order, name_terms, named_entities, recency, search_cards,
+                                     with_details)
 from memvault.search.results import Hit, SearchOptions, SearchResult
 from memvault.search.snippets import readable, settle, snippet, surface_words
 from memvault.vault.local import derived_path
@@ -113,6 +114,12 @@ def _not_history(query: str) -> bool:
     return split_intent(tokenize.normalize(query))[0] == "current"
 
 
+# The shipped default of search.answer_floor, and the share of a question's IDF mass in words the vault has never
+# seen (UNKNOWN_SHARE) from which it applies. Measured (docs/search.md, "No match"): the own eval's negative
+# questions answered 32/48 -> 4/48; see there what it costs.
+ANSWER_FLOOR = 0.55
+UNKNOWN_SHARE = 0.2
+
 RECENCY_SCOPE = _asks_now  # which questions get the prior (_not_history: every question, measured worse)
 
 
@@ -128,6 +135,7 @@ def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **o
         "name_floor": float(cfg.get("name_floor", 0.0)), "expansion_floor": float(cfg.get("expansion_floor", 0.0)),
         "recency_half_life_days": float(cfg.get("recency_half_life_days", RECENCY_HALF_LIFE_DAYS)),
         "episodes": bool(cfg.get("episodes", True)),
+        "answer_floor": float(cfg.get("answer_floor", ANSWER_FLOOR)),
     }
     emb = overrides.pop("embeddings", None)
     if emb is not None and not isinstance(emb, tuple):  # the `embeddings:` section (a tuple: already parsed)
@@ -162,15 +170,18 @@ def run_search(root: str | os.PathLike, query: str, opts: SearchOptions, deny: l
         idx.refresh(episodes=opts.episodes)
         result = search_index(idx, query, opts, env)
         # A hit whose file changed since the index saw it (edited in place): re-index and search again, once.
-        rowids = [h.rowid for h in result.hits if h.rowid is not None]
+        rowids = [h.rowid for h in (*result.hits, *result.closest) if h.rowid is not None]
         if rowids and not idx.verify_cards(rowids):
             result = search_index(idx, query, opts, env)
-    hits = tuple(_redacted(h, deny or []) for h in result.hits)
-    if not hits:
+    result = result._replace(hits=tuple(_redacted(h, deny or []) for h in result.hits),
+                             closest=tuple(_redacted(h, deny or []) for h in result.closest))
+    if not result.hits:
+        # Exit 1 like grep; what came closest (if anything) travels with the error for the reader to show.
         exc = NoMatch("no match")
         exc.warnings = result.warnings  # type: ignore[attr-defined]
+        exc.result = result  # type: ignore[attr-defined]
         raise exc
-    return SearchResult(result.query, result.intent, result.terms, hits, result.warnings)
+    return result
 
 
 def _redacted(hit: Hit, deny: list[str]) -> Hit:
@@ -199,13 +210,20 @@ def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, 
     """One search on an open, fresh index: analyse, rank cards (and episodes), order (fused with the dense
     ranking when `opts.embeddings` is set), keep `opts.limit`."""
     q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and opts.synonyms and not opts.bm25_only)
-    hits, turns = _ranked(idx, query, q, opts)
-    if not hits and not turns and not opts.bm25_only:
-        # Trigger: nothing reaches the relevance floor ("set up the job queue for alerts" shares one word of five
-        # with the vault). Why: the best hits of that word beat an empty answer, as long as they say so.
-        # Outcome: the same search without the floor, each hit marked weak and ranked as such.
-        hits, turns = _ranked(idx, query, q, opts._replace(floor=0.0, episode_floor=0.0))
-        hits, turns = ([_weak(h, q.terms) for h in xs] for xs in (hits, turns))
+    hits, turns, unknown = _ranked(idx, query, q, opts)
+    # With the dense layer on, meaning stands in for the words the vault never saw: answer_floor is not applied.
+    floor = opts.answer_floor if opts.embeddings is None else 0.0
+    if not opts.bm25_only and not _answers(hits + turns, unknown, floor):
+        # Trigger: no hit answers the question: nothing reaches the relevance floor ("set up the job queue for
+        # alerts" shares one word of five with the vault), or every hit rests on the names of what the question
+        # is about, or the question holds words the vault has never seen and no hit matches answer_floor of it
+        # ("what port does the Postgres replica listen on"). Why: a script or an agent must be able to tell "no
+        # answer" from an answer (exit 1, like grep), yet a person still sees what came closest.
+        # Outcome: the closest hits (without the floor when nothing reached it), each marked weak; hits that
+        # match none of the question's words (hops, neighbouring turns) are left out.
+        if not hits and not turns:
+            hits, turns, _u = _ranked(idx, query, q, opts._replace(floor=0.0, episode_floor=0.0))
+        hits, turns = ([_weak(h, q.terms) for h in xs if h.cover[0] > 0] for xs in (hits, turns))
     warnings: list[str] = []
     if opts.embeddings is not None and not opts.bm25_only:
         from memvault.search.dense.hybrid import fuse_hits  # only when the dense layer is on: numpy, httpx
@@ -218,22 +236,36 @@ def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, 
     words = surface_words(query, opts.mode, any(h.kind == "episode" for h in hits[: opts.limit]))
     shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
                              snippet=settle(h.snippet, opts.snippet_chars)) for h in hits[: opts.limit])
-    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=shown, warnings=tuple(warnings))
+    weak = bool(shown) and all(h.weak for h in shown)
+    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=() if weak else shown,
+                        warnings=tuple(warnings), closest=shown if weak else ())
 
 
-def _ranked(idx: Index, query: str, q: Query, opts: SearchOptions) -> tuple[list[Hit], list[Hit]]:
-    """Cards and raw turns for the analysed query, each list in its own order (score, then the tie rules)."""
+def _ranked(idx: Index, query: str, q: Query, opts: SearchOptions) -> tuple[list[Hit], list[Hit], float]:
+    """Cards and raw turns for the analysed query, each list in its own order (score, then the tie rules), and
+    the share of the question in words the vault has never seen (the smaller of the cards' and the turns')."""
     prior = opts.recency_half_life_days > 0 and not opts.bm25_only and RECENCY_SCOPE(query)
     fused = opts.embeddings is not None and not opts.bm25_only
     # Hits are then ordered by score, date and id alone and at most `limit` cards shown, unless the recency
     # prior (its weights depend on the newest hit) or the dense fusion re-orders them.
-    hits = search_cards(idx, q, opts, keep=None if prior or fused else opts.limit)
+    named = {} if opts.bm25_only else named_entities(idx, q)
+    hits = search_cards(idx, q, opts, keep=None if prior or fused else opts.limit, named=named)
+    unknown = unknown_share(q, idx.card_count())
     turns: list[Hit] = []
     if opts.episodes and idx.episode_stats()[0]:  # a vault of cards alone never loads the turns' stemmer
         qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)
-        turns = search_episodes(idx, qe, opts)
-    return tuple(_ordered(recency(xs, opts.recency_half_life_days) if prior else xs, q.intent)
-                 for xs in (hits, turns))
+        turns = search_episodes(idx, qe, opts, episode_names(query, opts.mode, name_terms(named)))
+        unknown = min(unknown, unknown_share(qe, idx.episode_stats()[0]))
+    hits, turns = (_ordered(recency(xs, opts.recency_half_life_days) if prior else xs, q.intent)
+                   for xs in (hits, turns))
+    return hits, turns, unknown
+
+
+def _answers(hits: list[Hit], unknown: float, floor: float) -> bool:
+    """Whether some hit answers the question: it matches a word besides the names of what the question is
+    about, and, when UNKNOWN_SHARE or more of the question is words the vault has never seen, `floor` of it."""
+    return any(free > 0 and (unknown < UNKNOWN_SHARE or whole + 1e-9 >= floor) for whole, free in
+               (h.cover for h in hits))
 
 
 def _ordered(hits: list[Hit], intent: str) -> list[Hit]:

@@ -1,5 +1,5 @@
-"""What a hit shows: a snippet centred on the first matched term, and `why` lines in the user's own words
-("matched: databases", not the stem "databas"). Pure functions on text; imports only tokenize."""
+"""What a hit shows: a snippet around the passage that holds the most matched terms, and `why` lines in the
+user's own words ("matched: databases", not the stem "databas"). Pure functions on text; imports only tokenize."""
 
 from __future__ import annotations
 
@@ -21,21 +21,30 @@ def settle(snip: str | tuple[str, tuple[str, ...]], chars: int) -> str:
 
 
 def snippet(text: str, terms: list[str], chars: int) -> str:
-    """About `chars` characters of `text` centred on the first place a matched term occurs."""
+    """About `chars` characters of `text` around its best-matching passage: the stretch holding the most
+    distinct matched terms (the first such stretch on a tie), not merely the first place one occurs."""
     flat = " ".join(text.split())
     if len(flat) <= chars:
         return flat
     folded = tokenize.normalize(flat)
     if len(folded) != len(flat):  # NFKC changed lengths: show the normalised text so offsets stay true
         flat = folded
-    pos = -1
-    for t in terms:
-        m = re.search(re.escape(t), folded) if not t.isascii() else re.search(r"\b" + re.escape(t), folded)
-        if m and (pos < 0 or m.start() < pos):
-            pos = m.start()
-    if pos < 0:
+    found = sorted((m.start(), t) for t in dict.fromkeys(terms)
+                   for m in re.finditer(re.escape(t) if not t.isascii() else r"\b" + re.escape(t), folded))
+    if not found:
         return flat[: chars - 1].rstrip() + "…"
-    start = max(0, min(pos - chars // 3, len(flat) - chars))
+    span = chars * 3 // 4  # the passage; the rest of the snippet is the lead-in before it
+    pos, best, counts, j = found[0][0], 0, {}, 0
+    for p, _t in found:  # a window [p, p + span) slid over the matches: distinct terms inside it
+        while j < len(found) and found[j][0] < p + span:
+            counts[found[j][1]] = counts.get(found[j][1], 0) + 1
+            j += 1
+        if len(counts) > best:
+            pos, best = p, len(counts)
+        counts[_t] -= 1
+        if not counts[_t]:
+            del counts[_t]
+    start = max(0, min(pos - chars // 4, len(flat) - chars))
     out = flat[start : start + chars].strip()
     return ("…" if start > 0 else "") + out + ("…" if start + chars < len(flat) else "")
 

@@ -1,8 +1,8 @@
 """context: a token-budgeted memory pack to paste (or pipe) into an LLM prompt.
 
 What answers the question comes first: the cards and raw turns search finds for it (one ranked list, as
-`memvault search` gives it; weak matches last), then the pinned cards (kinds with `pinned: true`) in at most
-`context.pinned_share` of the budget, so two questions get two packs, not the same rules and preferences (a
+`memvault search` gives it; `closest`, for a question nothing answers, after every real match), then the pinned
+cards (kinds with `pinned: true`) in at most `context.pinned_share` of the budget, so two questions get two packs, not the same rules and preferences (a
 question that finds nothing gets the pinned cards alone, as many as fit).
 A pinned card the question finds is packed with what answers it. Entries are bucketed by kind under headings,
 one compact line each with its id and date; raw turns under their own heading. The pack is fenced as reference data: a header tells the model it is remembered
@@ -211,10 +211,10 @@ def _recall(vault: Vault, query: str, project: str | None) -> tuple[str, list[_C
         opts = searchlib.options_from(scfg, limit=RECALL_LIMIT, project=proj, snippet_chars=BODY_CHARS)
         try:
             result = searchlib.run_search(vault.root, query, opts, deny=deny)
-        except NoMatch:
-            continue
+        except NoMatch as exc:
+            result = exc.result  # type: ignore[attr-defined]  # nothing answers: what came closest (weak)
         intent = result.intent
-        for rank, h in enumerate(result.hits):
+        for rank, h in enumerate(result.hits or result.closest):
             # The second run (no project) contributes only personal cards: other projects stay out.
             if project and h.project not in (project, None):
                 continue

@@ -14,6 +14,7 @@ from pathlib import Path
 from memvault.vault import codec
 from memvault.vault import pages
 from memvault.views import secretscan
+from memvault.views.parsed import conflict_lines, read_cards
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
 from memvault.vault.files import ends_with_newline, is_locked
@@ -60,21 +61,17 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     report.files += len(card_files)
     seen: dict[str, str] = {}
     cards = []
-    for path in card_files:
-        try:
-            card = vault.read_card(path)
-        except VaultFormatError as exc:
-            errors.append(exc)
-            continue
+    parsed, digest = read_cards(vault, card_files, errors)  # unchanged files from .memvault/ (parsed.py)
+    for path, card in parsed:
         cards.append(card)
         if path.stem != card.id:
             errors.append(VaultFormatError(vault.rel(path), None, f"file name does not match card id {card.id}"))
         if card.id in seen:
             errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
         seen[card.id] = vault.rel(path)
-    from memvault.views.conflicts import scan
+    from memvault.views.conflicts import scan, threshold
 
-    report.conflicts = scan(vault, cards=cards).lines()
+    report.conflicts = conflict_lines(vault, digest, threshold(vault), lambda: scan(vault, cards=cards).lines())
     by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
     for path in vault.entity_files():
         report.files += 1

@@ -8,9 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from memvault.distill.cards import distilled_ids, last_distill
 from memvault.errors import EmbedError
-from memvault.search.dense.embed import attach
 from memvault.redact.urls import display_url
 from memvault.search.index import Index
 from memvault.vault.store import Vault
@@ -31,6 +29,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
                                                               "embeddings.base_url") if emb.get("base_url") else ""}
         try:
             if embeddings["base_url"]:
+                from memvault.search.dense.embed import attach  # only with embeddings on (start-up, issue 37)
+
                 attach(idx)
                 meta = idx.vec_space("card")
                 embeddings.update({
@@ -48,6 +48,7 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
                                "problem": f".memvault/vectors.sqlite is {why}: run memvault embed"})
     n_cards = sum(statuses.values())
     journal = vault.journal(problems=problems)
+    from memvault.distill.journal import distilled_ids, last_distill  # not distill.cards: ~10 ms of imports
     distilled = distilled_ids(journal)
     llm = vault.config.llm
     key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")

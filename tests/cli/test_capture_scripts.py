@@ -49,7 +49,7 @@ def test_capture_a_folder_reads_the_logs_inside_it_recursively_and_lists_what_it
     stored = episodes(vault)
     assert {e["source"]["kind"] for e in stored} == {"claude-code", "codex", "text", "sillytavern"}
     assert any(e["user"].startswith("番茄苗") for e in stored)  # a file two folders down
-    again = run("capture", str(top))  # the text summary says what it skipped, on stderr; exit 0
+    again = run("capture", str(top), "-v")  # the text summary says what it skipped, on stderr; exit 0
     assert again.stdout.startswith("0 new, ") and "skipped 4 files in folders that are not chat logs" in again.stderr
     assert "settings.json" in again.stderr
 

@@ -89,7 +89,7 @@ def test_vault_resolution_order(tmp_path, monkeypatch):
 
 def test_capture_summary_and_json(run):
     sample = (DATA / "formats" / "jsonl-en.jsonl").read_bytes()
-    res = run("capture", input=sample)
+    res = run("capture", "-v", input=sample)
     assert res.stdout.startswith("3 new, 0 already stored, 0 skipped")
     again = run.json("capture", input=sample)
     assert again["new"] == 0 and again["already_stored"] == 3 and again["skipped"] == 0
@@ -206,3 +206,24 @@ def test_forget_says_what_it_did(run):
     assert run("forget", card, "--retract", "--reason", "changed our mind").stdout.startswith(f"retracted {card}:")
     assert run("forget", card, "--retract").stdout.startswith(f"{card} was already retracted")
     assert run("forget", card, "--purge").stdout.startswith(f"purged {card}:")
+
+
+def test_commands_cron_runs_are_silent_on_success_into_a_pipe(run):
+    """One quiet rule (issue 37): capture, distill, doctor, reindex and consolidate print nothing when stdout is
+    no terminal and all went well (cron mails whatever a job prints); -v says what was done."""
+    sample = (DATA / "formats" / "jsonl-en.jsonl").read_bytes()
+    for args in (("capture",), ("distill",), ("doctor",), ("reindex",), ("consolidate",)):
+        done = run(*args, input=sample if args == ("capture",) else None)
+        assert (done.stdout, done.stderr) == ("", ""), args
+    assert run("capture", "-v", input=sample).stdout.startswith("0 new, 3 already stored")
+    assert "checked" in run("doctor", "-v").stderr and "0 problems" in run("doctor", "--verbose").stderr
+    assert run("reindex", "-v").stdout.startswith("indexed ")
+    assert run("consolidate", "-v").stdout.strip()
+
+
+def test_unknown_command_gets_a_suggestion_and_distil_is_distill(run):
+    res = run("serch", "x", code=2)
+    assert "No such command 'serch'. Did you mean 'search'?" in res.stderr
+    assert "Did you mean" not in run("zzzzz", code=2).stderr
+    assert run("distil", "--help").stdout.startswith("Usage: memvault distil")
+    assert "distil " not in run("--help").stdout  # an alias, not a listed command

@@ -61,7 +61,7 @@ def test_conflicts_json_lists_each_pair_once_and_filters_by_project(run, clash):
 
 
 def test_doctor_lists_conflicts_as_warnings_not_damage(run, clash):
-    result = run("doctor", code=0)
+    result = run("doctor", "-v", code=0)
     lines = result.stdout.splitlines()
     assert any(line.startswith("cards/2026-11/c-20261101-aaa001.md: conflicts with c-20261102-aaa002")
                for line in lines)

@@ -133,7 +133,7 @@ def test_every_command_accepts_vault_after_its_name(vault, tmp_path, monkeypatch
         assert res.exit_code == 0, (argv, res.stderr)
         return res
 
-    assert "1 new" in ok("capture", "--vault", str(vault), input=CHAT).stdout
+    assert "1 new" in ok("capture", "--vault", str(vault), "-v", input=CHAT).stdout
     cid = json.loads(ok("remember", "Use Postgres for orders", "-e", "postgres", "-V", str(vault),
                         "--json").stdout)["id"]
     assert json.loads(ok("stats", f"--vault={vault}", "--json").stdout)["episodes"] == 1
@@ -162,7 +162,7 @@ def test_installed_script_accepts_vault_after_the_command(vault, tmp_path):
         return subprocess.run([_script(), *argv], input=input, capture_output=True, text=True, cwd=tmp_path,
                               env=env)
 
-    done = script("capture", "--vault", str(vault), "--project", "shop", input=CHAT)
+    done = script("capture", "--vault", str(vault), "--project", "shop", "-v", input=CHAT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("1 new")
     done = script("capture", "-V", str(vault), "--json", input=CHAT)

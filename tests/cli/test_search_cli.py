@@ -1,3 +1,4 @@
+import json
 import sys
 from pathlib import Path
 
@@ -19,8 +20,9 @@ def seed(vault):
 def test_search_json_shape(vault, run):
     seed(vault)
     data = run.json("search", "shop", "database")
-    assert set(data) == {"query", "intent", "terms", "count", "hits"}
+    assert set(data) == {"query", "intent", "terms", "count", "hits", "closest"}
     assert data["query"] == "shop database" and data["intent"] == "current" and data["count"] == 2
+    assert data["closest"] == []
     first = data["hits"][0]
     assert first["id"] == "c-20250601-bbbb"
     assert set(first) == {"id", "kind", "title", "project", "status", "score", "snippet", "why", "sources",
@@ -80,3 +82,47 @@ def test_reindex_json(vault, run):
     assert data["cards"] == 2 and data["entities"] == 2 and data["episodes"] == 0
     assert "[[c-20250101-aaaa]]" in (vault / "entities" / "sqlite.md").read_text(encoding="utf-8")
     assert run.json("reindex")["pages"] == "written (0 changed)"
+
+
+def test_hit_lines_carry_the_date(vault, run):
+    seed(vault)
+    lines = run("search", "shop", "database").stdout.splitlines()
+    assert lines[0].startswith("c-20250601-bbbb  2025-06-01  [decision] Move the shop database to Postgres")
+
+
+def test_no_answer_exits_1_and_lists_what_came_closest_apart(vault, run):
+    seed(vault)
+    q = ("shop", "database", "replica", "failover")  # the vault never says replica or failover
+    piped = run("search", *q, code=1)
+    assert piped.stdout == "" and "no match" in piped.stderr and "--json lists them" in piped.stderr
+    data = json.loads(run("search", *q, "--json", code=1).stdout)
+    assert data["hits"] == [] and data["count"] == 0
+    assert data["closest"] and all(h["weak"] for h in data["closest"])
+
+
+def test_no_answer_on_a_terminal_shows_closest_with_dates(vault):
+    """A real process on a pseudo-terminal (the Typer-free fast path): "no match; closest:" then the hits."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    seed(vault)
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(vault), "search", "shop", "database",
+                             "replica", "failover"], stdout=secondary, stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "200"})
+    os.close(secondary)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(timeout=60) == 1
+    text = out.decode()
+    assert text.startswith("no match; closest:")
+    assert "c-20250601-bbbb  2025-06-01  [decision]" in text or "c-20250101-aaaa  2025-01-01  [decision]" in text

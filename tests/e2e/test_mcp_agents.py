@@ -223,8 +223,10 @@ def test_search_gives_raw_turns_by_default_and_cards_alone_when_asked(vault):
     kinds = [h["kind"] for h in unmark(got["default"].structured_content)["hits"]]
     assert "episode" in kinds  # issue 20: what no card covers comes back as what was said
     assert "episode" not in [h["kind"] for h in unmark(got["cards"].structured_content)["hits"]]
-    weak = unmark(got["weak"].structured_content)["hits"]
-    assert weak and all(h["weak"] for h in weak)
+    none = unmark(got["weak"].structured_content)  # nothing answers: no hits; what came closest apart, weak
+    weak = none["closest"]
+    assert none["hits"] == [] and none["count"] == 0 and weak and all(h["weak"] for h in weak)
+    assert "no match: nothing answers the query" in got["weak"].content[0].text
 
 
 def test_what_a_person_kept_private_never_reaches_a_client(tmp_path):

@@ -47,12 +47,31 @@ def test_query_with_nothing_relevant_returns_nothing_certain(chain_vault):
     for q in ("kubernetes autoscaling policy", "去冰岛旅行的预算"):
         with pytest.raises(NoMatch):
             ids(chain_vault, q)
-    # One word of four ("database") is in the vault: its best hits come back, every one marked weak and saying
-    # why, rather than nothing; a question that reaches the floor gets no weak hit.
-    res = search.run_search(chain_vault, "terraform database locking state", search.options_from({}))
-    assert res.hits and all(h.weak for h in res.hits)
-    assert all(h.why[0].startswith("weak match: 1 of the question's 4 words") for h in res.hits)
-    assert not any(h.weak for h in search.run_search(chain_vault, "shop database", search.options_from({})).hits)
+    # One word of four ("database") is in the vault: no answer (exit 1), but what came closest travels with the
+    # error, every hit marked weak and saying why, and none that matches no word of the question (a hop).
+    with pytest.raises(NoMatch) as info:
+        search.run_search(chain_vault, "terraform database locking state", search.options_from({}))
+    res = info.value.result
+    assert not res.hits and res.closest and all(h.weak for h in res.closest)
+    assert all(h.why[0].startswith("weak match: 1 of the question's 4 words") for h in res.closest)
+    assert not any(w.startswith("via entity") for h in res.closest for w in h.why)
+    assert res.to_json()["hits"] == [] and len(res.to_json()["closest"]) == len(res.closest)
+    # A question that reaches the floor gets no weak hit and nothing closest.
+    res = search.run_search(chain_vault, "shop database", search.options_from({}))
+    assert res.hits and not any(h.weak for h in res.hits) and res.closest == ()
+
+
+def test_question_about_what_the_vault_lacks_is_no_answer(chain_vault):
+    # "shop database" is in the vault, "replica" and "failover" are not: words the vault has never seen are
+    # much of the question, and no hit covers answer_floor of it -> no answer. With answer_floor 0, an answer.
+    q = "shop database replica failover"
+    with pytest.raises(NoMatch) as info:
+        search.run_search(chain_vault, q, search.options_from({}))
+    assert info.value.result.closest
+    assert search.run_search(chain_vault, q, search.options_from({"answer_floor": 0.0})).hits
+    # A question that names a thing the vault holds and asks what it never says: the names alone answer nothing.
+    with pytest.raises(NoMatch):
+        search.run_search(chain_vault, "when did postgres start", search.options_from({"answer_floor": 0.0}))
 
 
 def test_chinese_query_matches_bigrams_and_explains_why(chain_vault):

@@ -42,13 +42,12 @@ def search(
                             include_all=show_all, hops=hops, episodes=False if cards_only else (episodes or None),
                             snippet_chars=snippet_chars,
                             embeddings=cfg.get("embeddings"))
-    from memvault.cli.fast import mark_conflicts, render_text, warn  # shared with the Typer-free fast path
+    from memvault.cli.fast import mark_conflicts, no_match, render_text, warn  # shared with the Typer-free fast path
 
     try:
         result = mark_conflicts(root, svc.run_search(root, " ".join(query), opts, deny=cfg["deny"]))
     except NoMatch as exc:
-        warn(getattr(exc, "warnings", ()))
-        raise
+        raise typer.Exit(no_match(exc, as_json)) from None
     warn(result.warnings)
     if as_json:
         print_json(result.to_json())

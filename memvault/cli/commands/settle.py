@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from memvault.cli.common import cards_changed, clean, err, guard, now_fn, open_vault, print_json, redraw_graph, sub_app
+from memvault.cli.common import VERBOSE_HELP, speaks
 
 app = sub_app()
 
@@ -81,6 +82,7 @@ def consolidate(
     no_fold: Annotated[bool, typer.Option("--no-fold", help="Only the synopsis: fold nothing.")] = False,
     fold_only: Annotated[bool, typer.Option("--fold-only", help="Only fold: write no synopsis.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
 ) -> None:
     """Fold old small cards, then write one `synopsis` card per project. Folding: active cards older than
     consolidate.fold_after_days (90), small, of one project, kind and entity, at least fold_min_cards (4) of
@@ -90,7 +92,8 @@ def consolidate(
     LLM (engine llm, or auto with llm.base_url set) the model writes the lines from the newest and most
     important cards, every cited id is checked, and an unusable answer falls back to the offline synopsis with
     a warning. It supersedes the project's previous synopsis. A rerun with nothing new is a no-op. Under the
-    distill lock (exit 4 while a distill or another card change runs).
+    distill lock (exit 4 while a distill or another card change runs). Says what it wrote on a terminal; nothing
+    on success when stdout is no terminal (cron), unless -v or --dry-run.
 
     Example: memvault consolidate --project shop --dry-run
     Example: memvault consolidate --engine llm --json | jq '.written[] | [.project, .engine, .lines]'
@@ -114,6 +117,8 @@ def consolidate(
         cards_changed(vault)
     if as_json:
         print_json(clean(vault, result.to_json()))
+        return
+    if not (dry_run or speaks(verbose)):
         return
     verb = "would write" if dry_run else "wrote"
     for item in result.folded:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memvault.cli.common import guard, open_vault, err, print_json, now_fn, sub_app
+from memvault.cli.common import VERBOSE_HELP, guard, open_vault, err, print_json, now_fn, speaks, sub_app
 from memvault.errors import MemvaultError, UsageError
 
 app = sub_app()
@@ -48,13 +48,15 @@ def capture(
     source: Annotated[Optional[str], typer.Option("--source", help="Name of the piped input in the turns' refs "
                                                   "(NAME:line instead of <stdin>:line).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success, even on a terminal.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
 ) -> None:
     """Store chat turns from logs (stdin by default), redacted before anything touches disk. A folder is read
     recursively: the logs it holds are captured, other files are skipped and listed.
 
     Exit 2 when any input named on the command line (or stdin) was refused (unreadable, or of no known
-    format); the others are still captured.
+    format); the others are still captured. On a terminal it prints one summary line; under cron or into a pipe
+    nothing on success (-v: the line anyway).
 
     Example: cat ~/.claude/projects/x/session.jsonl | memvault capture --project myapp
     """
@@ -110,7 +112,7 @@ def capture(
         raise UsageError(f"{first['input']}: {first['reason']}")
     if as_json:
         print_json(result.to_json())
-    elif not quiet:
+    elif speaks(verbose, quiet) or (result.refused and not quiet):  # a failed run always says what it did
         _print_summary(result)
     if result.refused:
         # Trigger: an input the person named could not be read. Why: a script must see it (exit 0 hid it).

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memvault.cli.common import guard, open_vault, err, print_json, now_fn, warn_settings, sub_app, redraw_graph
+from memvault.cli.common import VERBOSE_HELP, guard, open_vault, err, print_json, now_fn, warn_settings, sub_app, redraw_graph
+from memvault.cli.common import speaks
 from memvault.errors import UsageError
 
 app = sub_app()
@@ -43,11 +44,13 @@ def doctor(
     fix: Annotated[bool, typer.Option("--fix", help="Redact secrets found in clear, then rewrite what is "
                                       "derived (entity page blocks, the search index), before checking.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print problems as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
 ) -> None:
     """Parse every file of the vault and list damage as path:line: reason (exit 3 when any is found),
     secrets in clear included (named by rule, never shown). memvault.yaml problems are warnings on stderr.
     Conflicting active cards are listed as `path: conflicts with c-…` but are not damage (no exit 3): settle
-    them with `memvault resolve`.
+    them with `memvault resolve`. A healthy vault prints nothing when stdout is no terminal (cron); -v
+    prints the summary (and the conflicts) anyway.
 
     Example: memvault doctor --fix
     """
@@ -63,11 +66,12 @@ def doctor(
             typer.echo(f"fixed: {line}", err=True)
         for problem in report.problems:
             typer.echo(problem)
-        for line in report.conflicts:
-            typer.echo(line)
-        typer.echo(f"checked {report.files} files: {len(report.problems)} problems"
-                   + (f", {len(report.conflicts) // 2} conflicts (see memvault conflicts)" if report.conflicts else ""),
-                   err=True)
+        if report.problems or speaks(verbose):  # damage always; a healthy vault's summary only when asked
+            for line in report.conflicts:
+                typer.echo(line)
+            typer.echo(f"checked {report.files} files: {len(report.problems)} problems"
+                       + (f", {len(report.conflicts) // 2} conflicts (see memvault conflicts)" if report.conflicts
+                          else ""), err=True)
     if report.problems:
         raise typer.Exit(3)
 
@@ -76,8 +80,10 @@ def doctor(
 @guard
 def reindex(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
 ) -> None:
     """Rebuild every derived file: the search index (cards, entities, episodes), entity pages, graph.html if any.
+    Progress and a summary on a terminal; nothing on success when stdout is no terminal (-v: the summary).
 
     Example: memvault reindex
     """
@@ -85,13 +91,14 @@ def reindex(
 
     vault = open_vault()
     vault.require_writable("reindex")
-    result = svc_reindex(vault, on_progress=lambda m: err(m) if not as_json else None)
+    say = not as_json and speaks(verbose)
+    result = svc_reindex(vault, on_progress=lambda m: err(m) if say else None)
     redraw_graph(vault)
     for problem in result.problems:
         err(f"warning: {problem}")
     if as_json:
         print_json(result.to_json())
-    else:
+    elif say:
         typer.echo(f"indexed {result.cards} cards, {result.entities} entities, {result.episodes} episodes"
                    f" in {result.seconds:.2f} s; entity pages {result.pages}")
 

@@ -10,17 +10,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from memvault.cli.common import state, guard, open_vault, err, print_json, now_fn, sub_app, redraw_graph
-from memvault.cli.common import cards_changed
+from memvault.cli.common import VERBOSE_HELP, cards_changed, speaks
 from memvault.errors import UsageError
 
 app = sub_app()
-
-
-def _speaks(quiet: bool) -> bool:
-    """Whether `distill` says what it did: only to a person at a terminal (stdout is one), never with --quiet.
-    Under cron (stdout a pipe or a file) a run that worked prints nothing; warnings and errors always go to
-    stderr, and --json always prints its summary."""
-    return not quiet and sys.stdout.isatty()
 
 
 def _progress_printer(quiet: bool = False):
@@ -58,6 +51,7 @@ def distill_cmd(
                                           "to the LLM; its cards supersede the extracted ones.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success, even on a "
                                         "terminal (warnings and errors still go to stderr).")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
 ) -> None:
     """Turn pending episodes into memory cards with the configured OpenAI-compatible LLM, or with the offline
     engine when no endpoint is configured (distill.engine in memvault.yaml).
@@ -65,8 +59,8 @@ def distill_cmd(
     One distill per vault at a time (a second exits 4 at once). Exit 0 when every batch worked or found
     nothing worth keeping; exit 5 when any batch failed (llm_error, truncated, invalid_output): those
     episodes stay pending for the next run. Output, the same for both engines: on a terminal (stdout is one)
-    progress and one summary line; under cron or in a pipe nothing on success; --quiet nothing even on a
-    terminal; --json the summary as JSON always. Warnings and errors always go to stderr.
+    progress and one summary line; under cron or in a pipe nothing on success (-v: the line anyway);
+    --quiet nothing even on a terminal; --json the summary as JSON always. Warnings and errors always go to stderr.
 
     For cron, `memvault distill --auto` applies the auto: rules of memvault.yaml (docs/cron.md), then writes
     the synopsis (consolidate) and, with an LLM, the reflections (reflect) of every project whose synopsis:
@@ -91,7 +85,7 @@ def distill_cmd(
         if explain or not decision.run:
             # quiet_hours and min_gap_minutes hold the synopsis too; "nothing to distil" does not.
             held = explain or dry_run or decision.held
-            upkeep = _upkeep(vault, now, project, explain=held, as_json=as_json, quiet=quiet)
+            upkeep = _upkeep(vault, now, project, explain=held, as_json=as_json, talk=speaks(verbose, quiet))
             if as_json:
                 print_json({"auto": decision.to_json(), "ran": False, "upkeep": upkeep})
             elif explain:
@@ -115,11 +109,11 @@ def distill_cmd(
     if not dry_run:
         _health(vault, summaries, now)
     # After a failed distill the endpoint is likely down: the synopsis waits for the next run.
-    upkeep = (_upkeep(vault, now, project, explain=dry_run, as_json=as_json, quiet=quiet)
+    upkeep = (_upkeep(vault, now, project, explain=dry_run, as_json=as_json, talk=speaks(verbose, quiet))
               if auto and not failed else None)
     for i, summary in enumerate(summaries):
         last = i == len(summaries) - 1
-        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls, quiet=quiet,
+        _report(summary, as_json=as_json, dry_run=dry_run, max_calls=max_calls, talk=speaks(verbose, quiet),
                 extra={"upkeep": upkeep} if upkeep is not None and last else None)
     if failed:
         raise typer.Exit(5)
@@ -143,7 +137,7 @@ def _health(vault, summaries, now) -> None:
     health.record(vault.root, "distill", entry)
 
 
-def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool, quiet: bool) -> dict[str, Any]:
+def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool, talk: bool) -> dict[str, Any]:
     """--auto: the synopsis rule of each project, and the consolidate/reflect it runs (one line each written)."""
     from memvault.distill.upkeep import auto_upkeep
 
@@ -161,7 +155,7 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool, qu
             err(f"warning: {warning}")
     if any((upkeep[part] or {}).get(key) for part in ("consolidate", "reflect") for key in ("written", "folded")):
         cards_changed(vault)
-    if not as_json and _speaks(quiet):
+    if not as_json and talk:
         for item in (upkeep["consolidate"] or {}).get("written", []):
             typer.echo(f"synopsis of {item['project']}: {item['id']} ({item['engine']}, {item['lines']} lines)")
         for item in (upkeep["reflect"] or {}).get("written", []):
@@ -169,10 +163,10 @@ def _upkeep(vault, now, project: str | None, *, explain: bool, as_json: bool, qu
     return upkeep
 
 
-def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, quiet: bool = False,
+def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, talk: bool = False,
             extra: dict | None = None) -> None:
-    """A distill run's summary: JSON, the dry-run cards, or one line on a terminal (see _speaks)."""
-    speaks = _speaks(quiet)
+    """A distill run's summary: JSON, the dry-run cards, or one line on a terminal or with -v (`talk`)."""
+    speaks = talk  # cli.common.speaks: a terminal, or -v; never --quiet
     if summary.recovered and speaks:  # done and repaired: news for a person watching, not for cron's mail
         err(f"rolled back batch {summary.recovered}, interrupted in an earlier run")
     if summary.rolled_back and speaks:

@@ -1,0 +1,80 @@
+"""doctor remembers parsed cards by file stat (.memvault/doctor-cards.cache, issue 37): a second run parses
+only what changed, and a change, a broken card or a damaged cache is still seen."""
+
+import os
+import time
+
+from memvault.vault.store import Vault
+from memvault.views import parsed
+from memvault.views.doctor import check_vault
+
+from search_helpers import card, write
+
+
+def _age(path, seconds=10):
+    """An mtime older than the two seconds a fresh one is not trusted for."""
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+    return os.stat(path)
+
+
+def test_second_doctor_parses_only_changed_cards(vault):
+    write(vault, card("c-20250101-aaaa", "Use SQLite for the shop", "One file.", project="shop"),
+          card("c-20250102-bbbb", "数据库备份策略", "每天备份。", project="home"))
+    path = next((vault / "cards").rglob("c-20250102-bbbb.md"))
+    st = _age(path)
+    _age(next((vault / "cards").rglob("c-20250101-aaaa.md")))
+    v = Vault.open(vault, {})
+    assert check_vault(v).problems == []
+    assert (vault / ".memvault" / parsed.CACHE_NAME).is_file()
+    # Same size, same mtime, same inode, other bytes (a broken id): the cache stands for the file, unread.
+    text = path.read_text(encoding="utf-8")
+    broken = text.replace("id: c-20250102-bbbb", "id: [c-20250102-bbb", 1)
+    assert len(broken.encode()) == len(text.encode())
+    path.write_text(broken, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert check_vault(v).problems == []
+    # Any real change (the mtime moves): parsed again and reported, naming the file.
+    _age(path, 5)
+    assert any(p.startswith("cards/") and "c-20250102-bbbb.md" in p for p in check_vault(v).problems)
+    # A damaged cache is no error: everything is parsed again.
+    (vault / ".memvault" / parsed.CACHE_NAME).write_bytes(b"not a pickle")
+    assert any("c-20250102-bbbb.md" in p for p in check_vault(v).problems)
+
+
+def test_conflict_lines_are_reused_until_a_card_changes(vault):
+    from memvault.model import Card
+    from memvault.vault import codec
+
+    def put(cid, value, day):
+        card = Card(id=cid, kind="state", title=f"Shop database engine: {value}", project="shop",
+                    subject="shop database", field="engine", value=value, created=f"{day}T08:00:00Z",
+                    valid_from=day, source={"kind": "remember"})
+        path = vault / "cards" / day[:7] / f"{cid}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(codec.card_to_text(card), encoding="utf-8")
+        return path
+
+    put("c-20261101-aaa001", "Postgres", "2026-11-01")
+    second = put("c-20261102-aaa002", "SQLite", "2026-11-02")
+    for p in (vault / "cards").rglob("*.md"):
+        _age(p)
+    v = Vault.open(vault, {})
+    first = check_vault(v).conflicts
+    assert len(first) == 2 and (vault / ".memvault" / parsed.CONFLICTS_NAME).is_file()
+    # Same stat, other bytes (another field: no conflict any more): the stored lines stand …
+    st = os.stat(second)
+    text = second.read_text(encoding="utf-8")
+    other = text.replace("field: engine", "field: motors").replace("engine: SQLite", "motors: SQLite")
+    assert len(other.encode()) == len(text.encode()) and other != text
+    second.write_text(other, encoding="utf-8")
+    os.utime(second, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert check_vault(v).conflicts == first
+    # … while a scan from nothing (both caches gone) sees the new bytes.
+    for name in (parsed.CACHE_NAME, parsed.CONFLICTS_NAME):
+        (vault / ".memvault" / name).unlink()
+    assert check_vault(v).conflicts == []
+    # A real change (the mtime moves): scanned again.
+    put("c-20261102-aaa002", "MySQL", "2026-11-02")
+    _age(second, 5)
+    assert len(check_vault(v).conflicts) == 2

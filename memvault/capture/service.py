@@ -15,7 +15,7 @@ from typing import BinaryIO
 from memvault.vault import codec
 from memvault.redact import engine as redact
 from memvault.choices import check_project, clean_project
-from memvault.errors import InputError
+from memvault.errors import Busy, InputError
 from memvault.model import Episode, InputProblem, Message, Revoke
 from memvault.capture import align
 from memvault.capture import hygiene
@@ -127,6 +127,7 @@ def capture(
     reds = iter(redact.redact_batch(texts, hyg.rules))
     prepared = [_to_episode(t, reds, hyg, host, stamp, vault.config.default_project, result) for t in turns]
     prepared = [p for p in prepared if p is not None]
+    settle(vault)
     with vault.append_lock():
         index = vault.episode_index()
         new, revokes, audits = _decide(prepared, index, result, stamp)
@@ -396,3 +397,13 @@ STARTS_SAID = frozenset({"claude-code", "codex", "sillytavern", "openai", "chatg
 
 def _utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def settle(vault: Vault) -> None:
+    """Finish what a stopped writer left (an unfinished purge, its temp files) when no card change runs now:
+    taking the card-change lock does it (memvault.vault.tempfiles.settle). Busy: the holder did it."""
+    try:
+        with vault.exclusive("distill", "distill or another card change"):
+            pass
+    except Busy:
+        pass

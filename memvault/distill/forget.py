@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import re
 import shlex
 import sqlite3
@@ -27,10 +26,12 @@ from memvault.errors import EmbedError, NoMatch, UsageError
 from memvault.search.dense.embed import erase
 from memvault.search.index import Index
 from memvault.search.index.vectors import FILE as KEYS_FILE
-from memvault.model import Card, Episode, Revoke
+from memvault.model import Card
+from memvault.vault import purges
+from memvault.vault.faults import crash_point
 from memvault.vault.pages import EntityTable, recover, write_change_set
-from memvault.vault.files import remove_file, rewrite_lines
-from memvault.vault.store import Vault, append_lines
+from memvault.vault.files import remove_file
+from memvault.vault.store import Vault
 
 LOCK_WHAT = "distill or another card change"
 
@@ -61,7 +62,10 @@ def forget(vault: Vault, card_id: str, *, mode: str, now: Callable[[], str], rea
         recover(vault)
         path = vault.find_card_path(card_id)
         if path is None:
-            raise NoMatch(f"no card {card_id!r}")
+            again = _finish_again(vault, card_id) if mode == "purge" else None
+            if again is None:
+                raise NoMatch(f"no card {card_id!r}")
+            return again
         card = vault.read_card(path)
         # Only the cards this change can touch: the card, cards linked to it, cards on its entity pages.
         all_cards = vault.cards_mentioning([card_id, *card.entities])
@@ -91,36 +95,55 @@ def _retract(vault, card: Card, all_cards, table, at, change, reason) -> ForgetR
 
 
 def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes: bool) -> ForgetResult:
+    """Remove the card and what quotes it (one change set whose journal line is the purge's intent), then finish
+    the purge step by step (memvault.vault.purges: a crash between the steps is finished by the next command)."""
     result = ForgetResult(id=card.id, mode="purge")
     card_path = vault.find_card_path(card.id)
     pages_before = {s: _read(vault.entity_path(s)) for s in card.entities}
     episodes = list(card.episodes) if with_episodes else []
-    record = {"v": 1, "type": "forget", "mode": "purge", "at": at, "change": change, "card": card.id,
-              "episodes": episodes}
     citing = _uncite(all_cards, card.id)
+    record = {"v": 1, "type": "forget", "mode": "purge", "at": at, "change": change, "card": card.id,
+              "cited": sorted(citing), "episodes": episodes}
     changed = {**_unfold(all_cards, card), **citing}
     write_change_set(vault, all_cards, changed, {card.id: card, **{cid: all_cards[cid] for cid in changed}},
-                     table.names, record, removed=[card.id])
+                     table.names, record, removed=[card.id], hook=lambda name: crash_point(f"forget:{name}"))
     if card_path is not None:
         result.files.append(vault.rel(card_path))
     for cid in sorted(changed):
         path = vault.find_card_path(cid)
         result.files += [vault.rel(path)] if path else []
-        if cid in citing:
-            result.files += _blank_journal(vault, cid)  # its earlier versions quoted the line too
     for slug, old in pages_before.items():
         if old is not None and _read(vault.entity_path(slug)) != old:
             result.files.append(vault.rel(vault.entity_path(slug)))
-    result.files += _blank_journal(vault, card.id)
+    return _finish(vault, purges.Purge(change=change, card=card.id, at=at, cited=sorted(citing),
+                                       episodes=episodes), result, card_path)
+
+
+def _finish(vault: Vault, purge: purges.Purge, result: ForgetResult, card_path: Path | None) -> ForgetResult:
+    """The steps after the commit point (blank the journal, the turns, vectors, index) and the git advice."""
     purged: list[str] = []
-    if episodes:
-        files, purged = _purge_episodes(vault, set(episodes), at)
-        result.files += files
-        result.episodes_purged = purged
-    result.files += _erase_vectors(vault, {"card": [card.id, *sorted(citing)], "episode": purged})
-    result.files += _drop_index(vault)
+
+    def erase_vectors(p: purges.Purge, ids: list[str]) -> list[str]:
+        purged.extend(ids)
+        return _erase_vectors(vault, {"card": p.ids, "episode": ids})
+
+    result.files = list(dict.fromkeys(result.files + purges.finish(vault, purge, erase_vectors)))
+    result.episodes_purged = purged
     result.git_history = _git_advice(vault, [f for f in result.files if not f.startswith(".memvault/")],
-                                     card_path, [card.id, *purged])
+                                     card_path, [purge.card, *purged])
+    return result
+
+
+def _finish_again(vault: Vault, card_id: str) -> ForgetResult | None:
+    """A rerun of `forget --purge` for a card that is gone: finish its purge if a crash stopped it (or say that
+    it was purged); None when the journal knows no purge of that card."""
+    mine = [p for p in purges.journal_purges(vault) if p.card == card_id]
+    if not mine:
+        return None
+    result = ForgetResult(id=card_id, mode="purge", changed=False)
+    for purge in mine:
+        _finish(vault, purge, result, None)
+        result.changed = result.changed or bool(result.files)
     return result
 
 
@@ -159,41 +182,6 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _blank_journal(vault: Vault, card_id: str) -> list[str]:
-    """Replace every before-image of the card in the journal by a `purged` marker (ids stay: not text)."""
-    def edit(_lineno: int, raw: bytes) -> bytes:
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            return raw
-        if isinstance(rec, dict) and _blank_record(rec, card_id):
-            return codec.dump_json_line(rec).encode("utf-8")
-        return raw
-
-    with vault.append_lock():
-        return [vault.rel(path) for path in vault.journal_files() if rewrite_lines(path, edit)]
-
-
-def _blank_record(rec: dict[str, Any], card_id: str) -> bool:
-    touched = False
-    for key in ("updated", "superseded"):
-        for item in rec.get(key) or []:
-            if isinstance(item, dict) and item.get("id") == card_id and item.get("before") is not None:
-                item["before"] = None
-                item["purged"] = True
-                touched = True
-    return touched
-
-
-def _drop_index(vault: Vault) -> list[str]:
-    """The search index is derived: delete it and let the next search rebuild it without the card."""
-    gone = []
-    for pattern in ("index*", "search*"):
-        for path in sorted((vault.cache or vault.local).glob(pattern)):
-            if path.is_file() and remove_file(path):
-                gone.append(vault.rel(path))
-    return gone
-
 
 def _erase_vectors(vault: Vault, keys: dict[str, list[str]]) -> list[str]:
     """An embedding can be turned back into much of its text: erase the purged items' vectors (search.dense).
@@ -210,31 +198,6 @@ def _erase_vectors(vault: Vault, keys: dict[str, list[str]]) -> list[str]:
                 gone.append(vault.rel(path))
         return gone
 
-
-def _purge_episodes(vault: Vault, ids: set[str], at: str) -> tuple[list[str], list[str]]:
-    files: list[str] = []
-    purged: list[str] = []
-    with vault.append_lock():
-        for path in vault.episode_files():
-            def edit(lineno: int, raw: bytes, rel: str = vault.rel(path)) -> bytes | None:
-                try:
-                    rec = codec.parse_record_line(raw, rel, lineno)
-                except Exception:  # noqa: BLE001 - a damaged line is kept as it was; doctor reports it
-                    return raw
-                if isinstance(rec, Episode) and rec.id in ids:
-                    purged.append(rec.id)
-                    return None
-                return raw
-
-            if rewrite_lines(path, edit):
-                files.append(vault.rel(path))
-        if ids:
-            line = codec.revoke_to_line(Revoke(ids=tuple(sorted(ids)), reason="purge", at=at))
-            append_lines(vault.day_file(at), [line])
-            rel = vault.rel(vault.day_file(at))
-            if rel not in files:
-                files.append(rel)
-    return files, sorted(set(purged))
 
 
 def _git_advice(vault: Vault, files: list[str], card_path: Path | None, ids: list[str]) -> list[str]:

@@ -3,14 +3,13 @@ fault-injection points of the kill -9 tests."""
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.model import Card
 from memvault.vault.pages import EntityTable
+from memvault.vault.faults import crash_point  # noqa: F401 - re-exported: the distill steps' points
 from memvault.vault.store import Vault
 
 FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
@@ -18,21 +17,6 @@ CARD_COUNTS = ("created", "updated", "merged", "superseded")
 # What code mended or dropped in a model's replies (proposals.REPAIRS, and decide's drops); counted per run.
 REPAIR_COUNTS = ("target_dropped", "update_to_create", "noop_dropped", "update_as_new_fact", "keys_dropped",
                  "kind_fixed", "ungrounded_dropped", "quoted_dropped", "question_dropped", "reason_joined")
-
-
-def crash_point(name: str) -> None:
-    """Fault injection for the kill -9 tests: MEMVAULT_CRASH_AT=<point>:<batch number> kills this process
-    with SIGKILL at that point, exactly as an OOM killer or a power cut would; MEMVAULT_CRASH_SIGNAL=INT sends
-    SIGINT instead, as Ctrl-C at that moment does. Unset in real use."""
-    spec = os.environ.get("MEMVAULT_CRASH_AT")
-    if spec and spec == name:
-        if os.environ.get("MEMVAULT_CRASH_SIGNAL") == "INT":
-            # Ctrl-C reaches a foreground process; a process started in the background by a non-interactive
-            # shell (CI under nohup, `cmd &`) inherits SIGINT ignored, so restore Python's handler first.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            os.kill(os.getpid(), signal.SIGINT)
-        else:
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass

@@ -12,6 +12,8 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 
+from memvault.vault.faults import crash_point
+
 TYPE_CHECKING = False  # typing's own constant: pathlib only for annotations (a search imports no pathlib)
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,12 +35,15 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
+        crash_point("atomic-write")  # the temp file is whole, the rename not done: what a crash leaves behind
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = os.fspath(path)  # a full disk is reported naming the file (cli.common.guard)
         raise
 
 
@@ -82,7 +87,11 @@ def repair_torn_tail(path: Path) -> int:
 
 
 def append_lines(path: Path, lines: list[str]) -> None:
-    """Append whole lines with one write(). The caller holds the append lock."""
+    """Append whole lines with one write(). The caller holds the append lock.
+
+    Trigger: the write or its fsync fails (a full disk: ENOSPC, a quota). Why: a part of the lines may be in the
+    file already, a torn last line that doctor would report. Outcome: the file is cut back to the size it had
+    before, and the error goes up (the CLI says "no space left on PATH")."""
     if not lines:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,11 +99,23 @@ def append_lines(path: Path, lines: list[str]) -> None:
     data = ("\n".join(lines) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        view = memoryview(data)
-        while view:  # a regular file takes it in one go; loop only for pathological short writes
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:  # a regular file takes it in one go; loop only for pathological short writes
+                written = os.write(fd, view)
+                view = view[written:]
+                if view:
+                    crash_point("append-part")
+            os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass
+            if exc.filename is None:
+                exc.filename = os.fspath(path)
+            raise
     finally:
         os.close(fd)
 

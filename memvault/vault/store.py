@@ -162,15 +162,29 @@ class Vault:
             yield
 
     @contextlib.contextmanager
-    def exclusive(self, name: str, what: str) -> Iterator[None]:
-        """Non-blocking run lock (one distill per vault). Busy (exit 4) names the holder's pid and start time."""
+    def exclusive(self, name: str, what: str, settle: bool = True) -> Iterator[None]:
+        """Non-blocking run lock (one distill per vault). Busy (exit 4) names the holder's pid and start time.
+        The card-change lock's new holder first finishes what a stopped writer left (memvault.vault.tempfiles:
+        unfinished purges, temp files); `settle=False` leaves that to the caller (doctor --fix reports it)."""
         self.require_writable()
         path = self.local / f"{name}.lock"
         try:
             with flock(path, blocking=False) as fd:
+                before = os.pread(fd, 4096, 0)
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, json.dumps({"pid": os.getpid(), "since": _now()}).encode(), 0)
-                yield
+                since = os.fstat(fd).st_mtime_ns
+                if name == "distill" and settle:
+                    # The previous holder wrote `released` when it let go; a file without it was left by a
+                    # writer that died (kill -9, a power cut): its temp files are garbage now.
+                    from memvault.vault.tempfiles import settle as settle_vault
+
+                    settle_vault(self, since, holder_died=bool(before.strip()) and b'"released"' not in before)
+                try:
+                    yield
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.pwrite(fd, b', "released": true}', max(0, os.fstat(fd).st_size - 1))
         except BlockingIOError:
             try:
                 holder = json.loads(path.read_text() or "{}")

@@ -42,13 +42,14 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     secrets in place, then rewrite what is derived (entity page blocks, the local index)."""
     report = DoctorReport()
     if fix:
-        report.fixed = _fix_interrupted(vault) + _fix_secrets(vault) + _fix_derived(vault)
+        report.fixed = _fix_interrupted(vault) + _fix_leftovers(vault) + _fix_secrets(vault) + _fix_derived(vault)
     errors: list[VaultFormatError] = []
     settings = _settings_problems(vault, fixed=fix)
     errors += [VaultFormatError(CONFIG_NAME, p.line, p.message) for p in settings if p.error]
     report.warnings = [str(p) for p in settings if not p.error]
     report.warnings += _vector_problems(vault)
     excused = _interrupted(vault, report)
+    errors += _leftovers(vault)
     files = vault.episode_files()
     report.files += len(files)
     for path in files:
@@ -134,9 +135,31 @@ def _fix_interrupted(vault: Vault) -> list[str]:
     """Roll back a change set Ctrl-C or a crash interrupted, as the next distill would (under its lock)."""
     if pages.interrupted(vault) is None:
         return []
-    with vault.exclusive("distill", "distill or another card change"):
+    with vault.exclusive("distill", "distill or another card change", settle=False):
         key = pages.recover(vault)
     return [f"batch {key}: interrupted, rolled back (its turns are distilled again next time)"] if key else []
+
+
+def _leftovers(vault: Vault) -> list[VaultFormatError]:
+    """What a stopped writer left: a purge whose text is still somewhere, temp files older than the lock's holder."""
+    from memvault.vault import purges, tempfiles
+
+    out = [VaultFormatError(p.where, None, f"purge of {p.card} is unfinished: its text is still in "
+                            f"{', '.join(where)}; `memvault doctor --fix` (or the next writing command) finishes it")
+           for p in purges.unfinished(vault, remember=False) for where in [purges.remains(vault, p)] if where]
+    out += [VaultFormatError(vault.rel(path), None, "temp file left by a stopped write (it may hold text a purge "
+                             "removed): `memvault doctor --fix` removes it") for path in tempfiles.stale(vault)]
+    return out
+
+
+def _fix_leftovers(vault: Vault) -> list[str]:
+    """Finish unfinished purges and remove stale temp files (under the lock, as the next writer would)."""
+    from memvault.vault import tempfiles
+
+    with vault.exclusive("distill", "distill or another card change", settle=False):
+        since = tempfiles.holder_since(vault)
+        return [f"{path}: finished or removed (a stopped write's leftover)"
+                for path in tempfiles.settle(vault, since, holder_died=True)]
 
 
 def _settings_problems(vault: Vault, fixed: bool):
@@ -241,7 +264,7 @@ def _fix_secrets(vault: Vault) -> list[str]:
     `forget --purge` (FORMAT.md). Runs under the distill lock and the append lock so no writer interleaves.
     """
     fixed = []
-    with vault.exclusive("distill", "distill or another card change"), vault.append_lock():
+    with vault.exclusive("distill", "distill or another card change", settle=False), vault.append_lock():
         files = {vault.rel(path): (path, style) for path, style in _secret_files(vault)}
         items = [(path, rel, None, style) for rel, (path, style) in files.items()]
         counts: dict[str, int] = {}

@@ -400,10 +400,13 @@ def _utc_now() -> str:
 
 
 def settle(vault: Vault) -> None:
-    """Finish what a stopped writer left (an unfinished purge, its temp files) when no card change runs now:
-    taking the card-change lock does it (memvault.vault.tempfiles.settle). Busy: the holder did it."""
+    """Finish what a stopped writer left when no card change runs now: taking the card-change lock finishes an
+    unfinished purge and removes its temp files (memvault.vault.tempfiles.settle); a change set stopped before
+    its journal line is rolled back, as the next distill would. Busy: the holder does it."""
+    from memvault.vault.pages import recover
+
     try:
         with vault.exclusive("distill", "distill or another card change"):
-            pass
+            recover(vault)
     except Busy:
         pass

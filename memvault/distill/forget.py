@@ -22,11 +22,11 @@ from typing import Any
 
 from memvault.vault import codec
 from memvault.distill.fold import is_folded
-from memvault.errors import EmbedError, NoMatch, UsageError
+from memvault.errors import EmbedError, NoMatch, UsageError, VaultFormatError
 from memvault.search.dense.embed import erase
 from memvault.search.index import Index
 from memvault.search.index.vectors import FILE as KEYS_FILE
-from memvault.model import Card
+from memvault.model import Card, union
 from memvault.vault import purges
 from memvault.vault.faults import crash_point
 from memvault.vault.pages import EntityTable, recover, write_change_set
@@ -101,12 +101,13 @@ def _purge(vault: Vault, card: Card, all_cards, table, at, change, with_episodes
     card_path = vault.find_card_path(card.id)
     pages_before = {s: _read(vault.entity_path(s)) for s in card.entities}
     episodes = list(card.episodes) if with_episodes else []
-    citing = _uncite(all_cards, card.id)
+    citing = _uncite(vault, all_cards, card.id)
     record = {"v": 1, "type": "forget", "mode": "purge", "at": at, "change": change, "card": card.id,
               "cited": sorted(citing), "episodes": episodes}
     changed = {**_unfold(all_cards, card), **citing}
     write_change_set(vault, all_cards, changed, {card.id: card, **{cid: all_cards[cid] for cid in changed}},
-                     table.names, record, removed=[card.id], hook=lambda name: crash_point(f"forget:{name}"))
+                     table.names, record, removed=[card.id], hook=lambda name: crash_point(f"forget:{name}"),
+                     drop_empty_pages=True)
     if card_path is not None:
         result.files.append(vault.rel(card_path))
     for cid in sorted(changed):
@@ -163,16 +164,36 @@ def _unfold(all_cards: dict[str, Card], card: Card) -> dict[str, Card]:
     return out
 
 
-def _uncite(all_cards: dict[str, Card], card_id: str) -> dict[str, Card]:
+def _uncite(vault: Vault, all_cards: dict[str, Card], card_id: str) -> dict[str, Card]:
     """The cards whose body quotes the purged card on a line that cites it (a folded card's "- date title
-    [id]", a synopsis line), with those lines taken out: the purge removes the text there too."""
+    [id]", a synopsis line), with those lines taken out: the purge removes the text there too. A folded card
+    also named the purged card's entities and tags (a slug may be the text itself): it keeps those of the
+    cards it still lists."""
     out = {}
     for cid, other in all_cards.items():
         if cid == card_id or card_id not in other.body:
             continue
         lines = [line for line in other.body.split("\n") if card_id not in line]
-        out[cid] = dataclasses.replace(other, body="\n".join(lines).strip("\n"))
+        new = dataclasses.replace(other, body="\n".join(lines).strip("\n"))
+        if is_folded(other) and card_id in other.supersedes:
+            entities, tags = other.entities[:1], ()
+            for mid in other.supersedes:
+                member = all_cards.get(mid) or _card_or_none(vault, mid)
+                if mid != card_id and member is not None:
+                    entities = union(entities, member.entities)
+                    tags = union(tags, member.tags)
+            kept = tuple(t for t in other.tags if t == "folded")  # fold.TAG, last as the fold puts it
+            new = dataclasses.replace(new, entities=entities, tags=union(tags, kept))
+        out[cid] = new
     return out
+
+
+def _card_or_none(vault: Vault, card_id: str) -> Card | None:
+    path = vault.find_card_path(card_id)
+    try:
+        return vault.read_card(path) if path is not None else None
+    except VaultFormatError:
+        return None
 
 
 def _read(path: Path) -> str | None:

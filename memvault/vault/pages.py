@@ -154,6 +154,7 @@ def write_change_set(
     *,
     removed: Iterable[str] = (),
     hook: Callable[[str], None] | None = None,
+    drop_empty_pages: bool = False,
 ) -> dict[str, Card]:
     """Write changed cards, the entity pages they touch, then ONE journal line (the commit point).
 
@@ -161,7 +162,8 @@ def write_change_set(
     First `.memvault/write-intent.json` records the before-image of every file about to change, so
     `recover()` can undo a change set that a crash interrupted before its journal line.
     A new synopsis supersedes its project's earlier ones here (memvault.vault.synopsis), whoever writes it; the
-    returned mapping holds every card written (`working` plus those links).
+    returned mapping holds every card written (`working` plus those links). `drop_empty_pages` (a purge)
+    removes the entity pages left without cards that hold nothing a person wrote.
     """
     hook = hook or (lambda _name: None)
     working, before = dict(working), dict(before)
@@ -189,6 +191,9 @@ def write_change_set(
     by_slug = cards_by_entity(merged.values())
     for slug in slugs:
         path, text = page_update(vault, slug, by_slug.get(slug, []), names.get(slug))
+        if drop_empty_pages and not by_slug.get(slug) and _generated_only(vault, path, slug):
+            files[path] = None  # a purge: the page's name may be the purged text, and nobody wrote on it
+            continue
         if text is not None:
             files[path] = text
             page_paths.append(path)
@@ -212,6 +217,15 @@ def write_change_set(
     hook("after-journal")
     (vault.local / INTENT).unlink(missing_ok=True)
     return working
+
+
+def _generated_only(vault: Vault, path: Path, slug: str) -> bool:
+    """Whether the entity page at `path` holds only what memvault made: no aliases, kind, prose or other keys."""
+    try:
+        ent = codec.parse_entity(path.read_text(encoding="utf-8"), vault.rel(path), slug)
+    except (OSError, UnicodeDecodeError, VaultFormatError):
+        return False
+    return not (ent.aliases or ent.kind or ent.prose.strip() or ent.extra)
 
 
 def _path_finder(vault: Vault) -> Callable[[str], Path | None]:

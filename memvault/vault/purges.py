@@ -24,6 +24,9 @@ from memvault.vault.files import atomic_write, iter_lines, remove_file, rewrite_
 from memvault.vault.store import Vault, append_lines
 
 STATE = "purges.json"
+# What a purge deletes of .memvault/ besides vectors: the search index, doctor's cache of clean files (it names
+# files, and an entity page's name may be the text), and their temp files a stopped writer left.
+DERIVED = ("index*", "search*", "secrets.cache", ".index*.tmp", ".search*.tmp", ".secrets.cache.*.tmp")
 MARK = b'"purge"'  # every purge journal line holds it ("mode":"purge"); other lines rarely do
 
 
@@ -123,7 +126,8 @@ def finish(vault: Vault, purge: Purge, erase_vectors: Callable[[Purge, list[str]
     else:
         files += drop_derived(vault, ("vectors*",))
     crash_point("purge:vectors")
-    files += drop_derived(vault, ("index*", "search*"))
+    # The search index, and doctor's cache of clean files (it names files: an entity page's name may be the text)
+    files += drop_derived(vault, DERIVED)
     crash_point("purge:index")
     mark_done(vault, [purge.change])
     return list(dict.fromkeys(files))
@@ -162,7 +166,7 @@ def remains(vault: Vault, purge: Purge) -> list[str]:
                                                   for _p, _n, r in vault.iter_records(files=[path], problems=[])):
             where.append(vault.rel(path))
     local = vault.cache or vault.local
-    if any(local.glob(p) for p in ("index*", "search*", "vectors*")):
+    if any(any(local.glob(p)) for p in (*DERIVED, "vectors*")):
         where.append(".memvault/ (search index, vectors)")
     return where
 

@@ -325,15 +325,18 @@ def _vector_problems(vault: Vault) -> list[str]:
 def _fix_derived(vault: Vault) -> list[str]:
     """Regenerate entity page blocks and drop the local search index (rebuilt on the next search)."""
     fixed = []
-    by_slug = pages.cards_by_entity(vault.cards(problems=[]))
-    for path in vault.entity_files():
-        try:
-            target, text = pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)
-        except ValueError:
-            continue
-        if text is not None:
-            atomic_write(target, text)
-            fixed.append(f"{vault.rel(target)}: generated block rewritten")
+    # Under the card-change lock, as every writer of the vault's folders: a temp file this leaves when stopped
+    # is then known to be garbage by the next holder (memvault.vault.tempfiles).
+    with vault.exclusive("distill", "distill or another card change", settle=False):
+        by_slug = pages.cards_by_entity(vault.cards(problems=[]))
+        for path in vault.entity_files():
+            try:
+                target, text = pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)
+            except ValueError:
+                continue
+            if text is not None:
+                atomic_write(target, text)
+                fixed.append(f"{vault.rel(target)}: generated block rewritten")
     from memvault.search.index.schema import FILE, remove_files
 
     index = (vault.cache or vault.local) / FILE

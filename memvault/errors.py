@@ -64,5 +64,27 @@ class EmbedError(MemvaultError, code=5):
     """The embeddings endpoint failed or answered something unusable. Names the endpoint, never the key."""
 
 
+class NoSpace(MemvaultError, code=6):
+    """The disk (or the user's quota) is full: a write failed for want of space. Nothing half-written stays
+    (appends are cut back, whole-file writes go through a temp file): free space and run the command again."""
+
+    @classmethod
+    def at(cls, path: str) -> "NoSpace":
+        return cls(f"no space left on {path}: free some space and run the command again")
+
+
+def no_space(exc: BaseException, where: str = "") -> NoSpace | None:
+    """NoSpace for an OSError ENOSPC/EDQUOT or SQLite's "database or disk is full" (on it or what it was raised
+    from), naming the file when the error does (else `where`); None for any other error."""
+    seen = 0
+    while exc is not None and seen < 5:
+        code = getattr(exc, "sqlite_errorcode", None)
+        if getattr(exc, "errno", None) in (28, 122) or code == 13 or "disk is full" in str(exc):
+            path = getattr(exc, "filename", None) or where or "the disk"
+            return NoSpace.at(path)
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 class Interrupted(MemvaultError, code=130):
     """Stopped by a signal (Ctrl-C)."""

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from memvault.choices import check_project
-from memvault.errors import MemvaultError
+from memvault.errors import MemvaultError, no_space
 from memvault.vault.local import READ_ONLY_ERRNOS
 
 # Set by the app's callback (global options), read by the commands of this process.
@@ -63,6 +63,7 @@ def guard(fn):
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(0) from None
         except OSError as exc:
+            _full(exc)
             if exc.errno not in READ_ONLY_ERRNOS:
                 _internal(exc)
             # Trigger: a file could not be written or read for want of rights (a read-only mount, another
@@ -71,9 +72,28 @@ def guard(fn):
             err(f"{where}{exc.strerror or 'permission denied'} (is the vault read-only for this user?)")
             raise typer.Exit(3) from None
         except Exception as exc:  # noqa: BLE001 - the one place internal errors are reported
+            _full(exc)
             _internal(exc)
 
     return wrapper
+
+
+def _full(exc: BaseException) -> None:
+    """A full disk: one line naming the place, exit 6 (errors.NoSpace); returns for any other error."""
+    found = no_space(exc, where=_local_dir())
+    if found is not None:
+        err(found.message)
+        raise typer.Exit(found.exit_code) from None
+
+
+def _local_dir() -> str:
+    """The vault's .memvault/ folder, named when SQLite says the disk is full (it names no file)."""
+    from memvault.vault.locate import locate_vault
+
+    try:
+        return os.path.join(locate_vault(state.get("vault"), os.environ), ".memvault")
+    except Exception:  # noqa: BLE001 - no vault to name: the message says "the disk"
+        return ""
 
 
 def _internal(exc: BaseException) -> None:

@@ -205,6 +205,12 @@ def try_search(argv: list[str]) -> int | None:
         sys.stderr.write("memvault: interrupted\n")
         return 130
     except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
+        from memvault.errors import no_space
+
+        full = no_space(exc, where=os.path.join(opts.get("vault") or ".", ".memvault"))
+        if full is not None:
+            sys.stderr.write(f"memvault: {full.message}\n")
+            return full.exit_code
         sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
         return 70
 

@@ -35,7 +35,17 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         # .memvault/, or a per-user cache for a vault this user cannot write; None: in memory (vault.local)
         self.local = derived_path(self.root)
         self.path = os.path.join(self.local, schema.FILE) if self.local else None
-        self.db = self._connect()
+        self.frozen = False
+        try:
+            self.db = self._connect()
+        except sqlite3.OperationalError as exc:
+            if not schema.full(exc):
+                raise
+            # Trigger: the disk is full (opening in WAL mode must create files). Why: reading must still work
+            # there. Outcome: the file is read as it is; the first write copies it into memory (_thaw).
+            self.db = schema.connect_frozen(self.path, mode)
+            self.full = self.local
+            self.path, self.local, self.frozen = None, None, True  # FTS5 answers: no tantivy folder to open
 
     # -- lifecycle
     def _connect(self) -> sqlite3.Connection:
@@ -86,6 +96,12 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         """Bring the index up to date with the files. `full` stats every card file even when no folder moved.
         `rebuild` (reindex): forget everything and read the whole vault again; a big vault's index is built in a
         new file that searches meanwhile do not wait for (they read the current one) and put in place when done."""
+        if self.frozen:
+            if rebuild:  # reindex: a rebuild in memory would vanish with this process
+                from memvault.errors import NoSpace
+
+                raise NoSpace.at(str(self.full))
+            return self._thawed(lambda: self.refresh(episodes, full, on_progress, rebuild))
         report = None
         if self.path is not None and (rebuild or not self.card_count()):
             # An empty index of a big vault (first search) or a rebuild: built in a new file, then put in place
@@ -107,6 +123,22 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         if self.__dict__.pop("_lists_streamed", False):  # a bulk build wrote a new folder: the old ones go
             self._drop_other_lists(self.meta("lists") or "", self.meta("lists_ready") or "")
         return report
+
+    def _thawed(self, action: Callable[[], object]):
+        """Run `action` on a frozen index (a full disk); when it must write, the index is copied into memory
+        first and `action` runs again there (nothing is written to disk)."""
+        try:
+            self.frozen = False  # refresh proper; writes fail on the read-only connection
+            return action()
+        except sqlite3.OperationalError:
+            mem = sqlite3.connect(":memory:", isolation_level=None)
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            self.db.backup(mem)
+            self.db.close()
+            self.db = mem
+            self._totals_cache = None
+            return action()
 
     def _refresh_files(self, episodes: bool, full: bool) -> RefreshReport:
         """The refresh transaction: cards, entities, episodes (when asked), totals, generation."""

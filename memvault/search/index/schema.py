@@ -109,13 +109,39 @@ def connect(path: str | None, mode: str) -> sqlite3.Connection:
                     db.execute("PRAGMA synchronous=NORMAL")
                 _create(db, mode)
             return db
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError as exc:
+            if full(exc):
+                raise  # a full disk is not a damaged index: keep it (Index reads it frozen)
             # Trigger: the file is not a usable SQLite database (torn copy, disk trouble).
             # Why: the index is derived. Outcome: delete it and build a new one, once.
             if attempt:
                 raise
             remove_files(path)
     raise AssertionError("unreachable")
+
+
+def full(exc: BaseException) -> bool:
+    """Whether a SQLite error says the disk (or a quota) is full: SQLITE_FULL, or an I/O error of a write
+    that found no space (the WAL's shared memory file cannot grow)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code == 13 or "disk is full" in str(exc) or (code is not None and code & 0xFF == 10
+                                                         and "disk" in str(exc))
+
+
+def connect_frozen(path: str, mode: str) -> sqlite3.Connection:
+    """The index file opened for reading without changing anything on disk (no journal mode switch, no WAL or
+    shared-memory file): what a search on a full disk reads. An unusable or other-version file gives an empty
+    index in memory instead (the caller builds it there for this one command)."""
+    from urllib.parse import quote  # only on a full disk
+
+    try:
+        db = sqlite3.connect(f"file:{quote(path)}?immutable=1", uri=True, isolation_level=None)
+        if dict(db.execute("SELECT k, v FROM meta WHERE k IN ('schema','tokens')").fetchall()) == _versions(mode):
+            return db
+        db.close()
+    except sqlite3.DatabaseError:
+        pass
+    return connect(None, mode)
 
 
 def connect_unjournaled(path: str, mode: str) -> sqlite3.Connection:

@@ -112,3 +112,20 @@ def test_a_full_disk_reads_refuses_writes_in_one_line_then_stores_everything_onc
     assert len(ids) == len(set(ids))
     assert len(list((vault / "cards").rglob("*.md"))) == len({p.stem for p in (vault / "cards").rglob("*.md")})
     assert json.loads(memvault(vault, "stats", "--json").stdout)["pending_episodes"] == 0
+
+
+def test_an_append_the_disk_cuts_short_is_cut_back_to_where_it_started(small_disk):
+    from memvault.vault.files import append_lines
+
+    day = small_disk / "day.jsonl"
+    day.write_bytes(b'{"a":1}\n{"b":2}\n')
+    filler = fill(small_disk)
+    os.truncate(filler, filler.stat().st_size - 8192)  # two pages free: the append below needs six
+    lines = [json.dumps({"n": i, "text": "x" * 200}) for i in range(100)]
+    with pytest.raises(OSError) as caught:
+        append_lines(day, lines)
+    assert caught.value.errno == 28 and caught.value.filename == str(day)
+    assert day.read_bytes() == b'{"a":1}\n{"b":2}\n'  # no torn line: doctor has nothing to report
+    filler.unlink()
+    append_lines(day, lines)
+    assert day.read_bytes().count(b"\n") == 102

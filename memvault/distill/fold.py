@@ -166,18 +166,32 @@ def fold_card(key: tuple[str, str, str], members: Sequence[Card], at: str, name:
 
 def plan(cards: Sequence[Card], at: str, rules: FoldRules, names: Mapping[str, str],
          project: str | None = None) -> FoldPlan:
-    """Every fold the rule makes now (pure: the same cards and clock give the same plan)."""
+    """Every fold the rule makes now, to a fixed point (pure: the same cards and clock give the same plan).
+
+    Trigger: a fold retires its cards, which changes the counts that put each remaining card in a group; a
+    card that went to a group too small to fold may now belong to one that folds. Why: the docs promise that a
+    rerun of consolidate does nothing. Outcome: the rule is applied again to the cards as they are after the
+    folds, until it folds nothing more (each round retires cards, so it ends); one change set holds them all."""
     out = FoldPlan()
     taken = {c.id for c in cards}
-    for key, members in groups(cards, at, rules, project):
-        card = fold_card(key, members, at, names.get(key[2]) or key[2], taken)
-        taken.add(card.id)
-        out.folds[card.id] = card
-        for c in members:
-            out.before[c.id] = c
-            out.retired[c.id] = dataclasses.replace(c, status="superseded",
-                                                    superseded_by=union(c.superseded_by, (card.id,)))
-    return out
+    current = list(cards)
+    while True:
+        found = groups(current, at, rules, project)
+        if not found:
+            return out
+        step = FoldPlan()
+        for key, members in found:
+            card = fold_card(key, members, at, names.get(key[2]) or key[2], taken)
+            taken.add(card.id)
+            step.folds[card.id] = card
+            for c in members:
+                step.before[c.id] = c
+                step.retired[c.id] = dataclasses.replace(c, status="superseded",
+                                                         superseded_by=union(c.superseded_by, (card.id,)))
+        current = apply(current, step)
+        out.folds.update(step.folds)
+        out.retired.update(step.retired)
+        out.before.update(step.before)
 
 
 def apply(cards: Sequence[Card], fold_plan: FoldPlan) -> list[Card]:

@@ -169,3 +169,25 @@ def test_consolidate_embeds_the_cards_it_writes(run, vault):
         assert stored(vault) == before + len(made)  # the folded cards and the synopsis have their vectors
         result = search(vault, "Redis snapshots backup")
         assert not any("no vector yet" in w for w in result.warnings), result.warnings
+
+
+def test_one_run_folds_to_a_fixed_point_and_a_second_run_changes_no_byte(run, vault):
+    """The first fold retires cards that made three others pick a group too small to fold; counted again
+    without them, those three and a fourth fold together (issue 38: a second run folded one more group)."""
+    for i in range(4):
+        put(vault, f"c-2026030{i + 1}-t0000{i}", kind="fact", title=f"Tide table {i}", project="sea",
+            entities=("tide",), day=f"2026-03-0{i + 1}")
+        put(vault, f"c-2026040{i + 1}-e0000{i}", kind="fact", title=f"Tide and reef {i}", project="sea",
+            entities=("tide", "reef"), day=f"2026-04-0{i + 1}")
+    for i in range(3):
+        put(vault, f"c-2026050{i + 1}-d0000{i}", kind="fact", title=f"Reef and shoal {i}", project="sea",
+            entities=("reef", "shoal"), day=f"2026-05-0{i + 1}")
+    put(vault, "c-20260601-s00000", kind="fact", title="Shoal marker", project="sea", entities=("shoal",),
+        day="2026-06-01")
+    first = run.json("consolidate", env=NOW)
+    assert sorted(len(f["folds"]) for f in first["folded"]) == [4, 8]
+    tree = {p: p.read_bytes() for p in sorted(vault.rglob("*")) if p.is_file() and ".memvault" not in p.parts}
+    second = run.json("consolidate", env=NOW)
+    assert second["folded"] == [] and second["written"] == [] and second["change"] is None
+    assert {p: p.read_bytes() for p in sorted(vault.rglob("*"))
+            if p.is_file() and ".memvault" not in p.parts} == tree  # not one byte

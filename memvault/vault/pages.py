@@ -18,6 +18,7 @@ from memvault.errors import VaultFormatError
 from memvault.model import Card, Entity
 from memvault.vault.slug import clean_name, name_key, unique_slug
 from memvault.vault.synopsis import link_synopses
+from memvault.vault.edge import check_inside
 from memvault.vault.files import sync_all
 from memvault.vault.store import Vault, atomic_write
 
@@ -197,6 +198,8 @@ def write_change_set(
         if text is not None:
             files[path] = text
             page_paths.append(path)
+    for path in files:
+        check_inside(vault.root, path)  # a link out of the vault (a month folder, a page): nothing is written
     snapshot = {vault.rel(p): (p.read_text(encoding="utf-8") if p.exists() else None) for p in files}
     key = str(record.get("batch") or record.get("change") or "")
     atomic_write(vault.local / INTENT, json.dumps({"key": key, "files": snapshot}, ensure_ascii=False,

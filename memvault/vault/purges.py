@@ -19,6 +19,7 @@ from typing import Any
 
 from memvault.model import Episode, Revoke
 from memvault.vault import codec
+from memvault.vault.edge import check_inside
 from memvault.vault.faults import crash_point
 from memvault.vault.files import atomic_write, iter_lines, remove_file, rewrite_lines
 from memvault.vault.store import Vault, append_lines
@@ -234,7 +235,7 @@ def purge_episodes(vault: Vault, ids: set[str], at: str) -> tuple[list[str], lis
         if missing:
             day = at if len(at) >= 10 else _now()
             line = codec.revoke_to_line(Revoke(ids=tuple(sorted(missing)), reason="purge", at=day))
-            append_lines(vault.day_file(day), [line])
+            append_lines(check_inside(vault.root, vault.day_file(day)), [line])
             rel = vault.rel(vault.day_file(day))
             if rel not in files:
                 files.append(rel)

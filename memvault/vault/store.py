@@ -25,6 +25,7 @@ from memvault.vault.episodes import EpisodeIndex, records_in, revoked_ids, user_
 from memvault.vault.episodes import report as _report
 from memvault.vault.files import (append_lines, atomic_write, ends_with_newline, ensure_dir, flock,
                                   iter_lines, remove_file, repair_torn_tail)
+from memvault.vault.edge import check_inside, files_inside, outside
 from memvault.vault.local import LOCAL, derived_dir, require_writable
 from memvault.vault.locate import CONFIG_NAME, locate_vault
 
@@ -196,8 +197,7 @@ class Vault:
 
     # -- episodes
     def episode_files(self) -> list[Path]:
-        return sorted(p for p in (self.root / "episodes").glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/*.jsonl")
-                      if p.is_file())
+        return files_inside(self.root, "episodes", ("[0-9][0-9][0-9][0-9]", "[0-9][0-9]", "*.jsonl"))
 
     def iter_records(
         self, files: list[Path] | None = None, problems: list[VaultFormatError] | None = None
@@ -230,7 +230,7 @@ class Vault:
 
     # -- cards
     def card_files(self) -> list[Path]:
-        return sorted(p for p in (self.root / "cards").glob("*/*.md") if p.is_file())
+        return files_inside(self.root, "cards", ("*", "*.md"))
 
     def read_text(self, path: Path) -> str:
         """A vault text file; invalid UTF-8 is a VaultFormatError naming the file, never a traceback."""
@@ -283,7 +283,7 @@ class Vault:
     def find_card_path(self, card_id: str) -> Path | None:
         if not codec.SAFE_ID.match(card_id):
             return None
-        hits = sorted((self.root / "cards").glob(f"*/{card_id}.md"))
+        hits = sorted(p for p in (self.root / "cards").glob(f"*/{card_id}.md") if not outside(self.root, p))
         return hits[0] if hits else None
 
     def find_card_paths(self, card_ids: Iterable[str]) -> dict[str, Path]:
@@ -294,17 +294,21 @@ class Vault:
             return found
         cards = self.root / "cards"
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            months = sorted(e.name for e in os.scandir(cards) if e.is_dir())
+            months = sorted(e.name for e in os.scandir(cards)
+                            if e.is_dir() and not (e.is_symlink() and outside(self.root, e.path)))
             for month in months:
                 with contextlib.suppress(OSError):
                     for name in sorted(os.listdir(cards / month)):
                         cid = name[:-3] if name.endswith(".md") else None
+                        if cid in wanted and os.path.islink(cards / month / name) \
+                                and outside(self.root, cards / month / name):
+                            continue
                         if cid in wanted and cid not in found:
                             found[cid] = cards / month / name
         return found
 
     def write_card(self, card: Card) -> Path:
-        path = self.find_card_path(card.id) or self.card_path(card)
+        path = check_inside(self.root, self.find_card_path(card.id) or self.card_path(card))
         atomic_write(path, codec.card_to_text(card, self.rules))
         return path
 
@@ -317,20 +321,21 @@ class Vault:
 
     # -- entities
     def entity_files(self) -> list[Path]:
-        return sorted(p for p in (self.root / "entities").glob("*.md") if p.is_file())
+        return files_inside(self.root, "entities", ("*.md",))
 
     def read_entity(self, path: Path) -> Entity:
         return codec.parse_entity(self.read_text(path), self.rel(path), path.stem)
 
     # -- journal and audit (append-only JSON lines)
     def journal_files(self) -> list[Path]:
-        return sorted(p for p in (self.root / "journal").glob("*.jsonl") if p.is_file())
+        return files_inside(self.root, "journal", ("*.jsonl",))
 
     def append_journal(self, records: list[dict[str, Any]]) -> None:
         if records:
             at = str(records[0].get("at") or _now())
             with self.append_lock():
-                append_lines(self.journal_file(at), [codec.dump_json_line(r) for r in records])
+                path = check_inside(self.root, self.journal_file(at))
+                append_lines(path, [codec.dump_json_line(r) for r in records])
 
     def journal(self, problems: list[VaultFormatError] | None = None) -> list[dict[str, Any]]:
         out = []

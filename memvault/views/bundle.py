@@ -27,6 +27,7 @@ from memvault.model import CARD_STATUSES, Card, Entity
 from memvault.vault.pages import recover, render_block, write_change_set
 from memvault.vault.slug import clean_name, slugify
 from memvault.vault.synopsis import same_but_links
+from memvault.vault.edge import check_inside
 from memvault.vault.store import Vault, atomic_write
 
 FORMAT = "memvault-bundle"
@@ -149,7 +150,7 @@ def import_bundle(vault: Vault, data: bytes, *, name: str, now: Callable[[], str
         # leaves a consistent vault (and a second import finishes the job). The change set then adds the new
         # cards, their mentions on every page, and the journal line, under the usual write intent.
         for path, text in pages:
-            atomic_write(path, text)
+            atomic_write(check_inside(vault.root, path), text)
         record = {
             "v": 1, "type": "import", "at": at, "change": result.change, "bundle": parsed.digest,
             "created": sorted(new), "identical": len(result.identical), "conflicts": result.conflicts,

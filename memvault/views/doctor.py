@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import marshal
+import os
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from memvault.views import secretscan
 from memvault.views.parsed import conflict_lines, read_cards
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
+from memvault.vault.edge import files_inside, links_outside, outside
 from memvault.vault.files import ends_with_newline, is_locked
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
@@ -92,7 +94,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     journal_files = vault.journal_files()
     report.files += len(journal_files)
     _unread_warning(vault, vault.journal(problems=errors), report)
-    for path in sorted((vault.root / "audit").glob("*.log")):
+    for path in files_inside(vault.root, "audit", ("*.log",)):
         report.files += 1
         for lineno, raw in iter_lines(path):
             if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
@@ -140,13 +142,20 @@ def _fix_interrupted(vault: Vault) -> list[str]:
     return [f"batch {key}: interrupted, rolled back (its turns are distilled again next time)"] if key else []
 
 
+OUTSIDE_LINK = "a link out of the vault, to"
+
+
 def _leftovers(vault: Vault) -> list[VaultFormatError]:
-    """What a stopped writer left: a purge whose text is still somewhere, temp files older than the lock's holder."""
+    """What a stopped writer left (a purge whose text is still somewhere, temp files older than the lock's
+    holder), and links out of the vault (a git pull can plant one)."""
     from memvault.vault import purges, tempfiles
 
     out = [VaultFormatError(p.where, None, f"purge of {p.card} is unfinished: its text is still in "
                             f"{', '.join(where)}; `memvault doctor --fix` (or the next writing command) finishes it")
            for p in purges.unfinished(vault, remember=False) for where in [purges.remains(vault, p)] if where]
+    out += [VaultFormatError(vault.rel(path), None, f"{OUTSIDE_LINK} {os.readlink(path)}: memvault neither reads "
+                             "nor writes through it (remove the link, or move what it points to into the vault)")
+            for path in links_outside(vault.root)]
     out += [VaultFormatError(vault.rel(path), None, "temp file left by a stopped write (it may hold text a purge "
                              "removed): `memvault doctor --fix` removes it") for path in tempfiles.stale(vault)]
     return out
@@ -240,7 +249,7 @@ def _rules_key(vault: Vault) -> str:
 def _secret_files(vault: Vault) -> list[tuple[Path, str]]:
     """Every file of the vault a secret could sit in, with how to rewrite it."""
     files = [(p, "json") for p in [*vault.episode_files(), *vault.journal_files(),
-                                   *sorted((vault.root / "audit").glob("*.log"))]]
+                                   *files_inside(vault.root, "audit", ("*.log",))]]
     files += [(p, "card") for p in vault.card_files()]
     files += [(p, "entity") for p in vault.entity_files()]
     files.append((vault.root / CONFIG_NAME, "yaml"))
@@ -334,7 +343,7 @@ def _fix_derived(vault: Vault) -> list[str]:
                 target, text = pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)
             except ValueError:
                 continue
-            if text is not None:
+            if text is not None and not outside(vault.root, target):
                 atomic_write(target, text)
                 fixed.append(f"{vault.rel(target)}: generated block rewritten")
     from memvault.search.index.schema import FILE, remove_files

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from memvault.model import Card
 from memvault.search.index import Index
 from memvault.vault import pages
+from memvault.vault.edge import OUTSIDE, outside
 from memvault.vault.files import atomic_write, sync_all
 from memvault.vault.slug import name_key
 from memvault.vault.store import Vault
@@ -73,7 +74,9 @@ def _write_pages(vault: Vault, idx: Index, result: ReindexResult) -> int:
         except ValueError:  # a slug that would leave the entities folder
             result.problems.append(f"entity {slug!r}: not a safe page name, skipped")
             return
-        if text is not None:
+        if text is not None and outside(vault.root, path):
+            result.problems.append(f"{vault.rel(path)}: {OUTSIDE}")
+        elif text is not None:
             atomic_write(path, text, durable=slug in existing)
             written += 1
             fresh += slug not in existing

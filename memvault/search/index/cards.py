@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from memvault.search.index import schema
+from memvault.vault.edge import outside
 from memvault.search.index.report import RefreshReport
 
 BULK = 2000  # at least this many changed cards: parse and tokenise in worker processes
@@ -25,9 +26,12 @@ class CardsMixin:
         stored = dict(self.db.execute("SELECT path, mtime_ns FROM dirs WHERE path LIKE 'cards/%'").fetchall())
         current: dict[str, int] = {}
         try:
+            if os.path.islink(cards_dir) and outside(self.root, cards_dir):
+                raise FileNotFoundError  # the whole cards folder is a link out of the vault: none is read
             with os.scandir(cards_dir) as it:
                 for entry in it:
-                    if entry.is_dir() and not entry.name.startswith("."):
+                    if entry.is_dir() and not entry.name.startswith(".") and not (
+                            entry.is_symlink() and outside(self.root, entry.path)):  # out of the vault: skipped
                         current[f"cards/{entry.name}"] = entry.stat().st_mtime_ns
         except FileNotFoundError:
             pass
@@ -79,7 +83,8 @@ class CardsMixin:
         try:
             with os.scandir(os.path.join(self.root, rel)) as it:
                 for entry in it:
-                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
+                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file() or (
+                            entry.is_symlink() and outside(self.root, entry.path)):
                         continue
                     path = f"{rel}/{entry.name}"
                     seen.add(path)

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from memvault.search import tokenize
+from memvault.vault.edge import outside
 from memvault.search.index.reads import json_list
 from memvault.search.index.report import RefreshReport
 
@@ -21,7 +22,7 @@ class EntitiesMixin:
     def _refresh_entities(self, report: RefreshReport, full: bool = False) -> None:
         folder = os.path.join(self.root, "entities")
         try:
-            mtime = os.stat(folder).st_mtime_ns
+            mtime = 0 if os.path.islink(folder) and outside(self.root, folder) else os.stat(folder).st_mtime_ns
         except FileNotFoundError:
             mtime = 0
         # Trigger: a large vault whose entities folder did not move since the last look. Why: statting every page
@@ -36,7 +37,8 @@ class EntitiesMixin:
         if mtime:
             with os.scandir(folder) as it:
                 for entry in it:
-                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file():
+                    if not entry.name.endswith(".md") or entry.name.startswith(".") or not entry.is_file() or (
+                            entry.is_symlink() and outside(self.root, entry.path)):  # out of the vault
                         continue
                     slug = entry.name[:-3]
                     seen.add(slug)

@@ -7,6 +7,7 @@ import os
 
 from memvault.search import tokenize
 from memvault.search.index.report import RefreshReport
+from memvault.vault.edge import outside
 from memvault.voices import speakers_of, voiced
 
 # The columns of an episode row as episode search reads them (then: tokenised user and assistant text, the
@@ -22,15 +23,18 @@ class EpisodesMixin:
         base = os.path.join(self.root, "episodes")
         files: dict[str, os.stat_result] = {}
         try:
-            for year in sorted(os.listdir(base)):
-                if not (len(year) == 4 and year.isdigit()):
+            for year in sorted(os.listdir(base) if not _out(self.root, base) else ()):
+                if not (len(year) == 4 and year.isdigit()) or _out(self.root, os.path.join(base, year)):
                     continue
                 for month in sorted(os.listdir(os.path.join(base, year))):
                     folder = os.path.join(base, year, month)
-                    if not (len(month) == 2 and month.isdigit()) or not os.path.isdir(folder):
+                    if not (len(month) == 2 and month.isdigit()) or not os.path.isdir(folder) \
+                            or _out(self.root, folder):
                         continue
                     for name in os.listdir(folder):
-                        if name.endswith(".jsonl") and (st := os.stat(os.path.join(folder, name))).st_mode & 0o170000 == 0o100000:
+                        path = os.path.join(folder, name)
+                        if name.endswith(".jsonl") and (st := os.stat(path)).st_mode & 0o170000 == 0o100000 \
+                                and not _out(self.root, path):
                             files[f"episodes/{year}/{month}/{name}"] = st  # regular files only
         except FileNotFoundError:
             pass
@@ -139,3 +143,8 @@ class EpisodesMixin:
             "SELECT count(*) FROM (SELECT DISTINCT e.project, e.session FROM efts f JOIN episodes e"
             " ON e.rowid = f.rowid WHERE efts MATCH ?)", (match,)).fetchone()
         return k
+
+
+def _out(root: str, path: str) -> bool:
+    """A link whose target lies outside the vault (memvault.vault.edge): its turns are not read."""
+    return os.path.islink(path) and outside(root, path)

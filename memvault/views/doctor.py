@@ -62,6 +62,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         pass
     card_files = vault.card_files()
     report.files += len(card_files)
+    errors += _big_cards(vault, card_files)
     seen: dict[str, str] = {}
     cards = []
     parsed, digest = read_cards(vault, card_files, errors)  # unchanged files from .memvault/ (parsed.py)
@@ -158,6 +159,20 @@ def _leftovers(vault: Vault) -> list[VaultFormatError]:
             for path in links_outside(vault.root)]
     out += [VaultFormatError(vault.rel(path), None, "temp file left by a stopped write (it may hold text a purge "
                              "removed): `memvault doctor --fix` removes it") for path in tempfiles.stale(vault)]
+    return out
+
+
+def _big_cards(vault: Vault, card_files: list[Path]) -> list[VaultFormatError]:
+    """Cards above the size search indexes (search.index.prepare.CARD_LIMIT): a memory is short text."""
+    from memvault.search.index.prepare import CARD_LIMIT
+
+    out = []
+    for path in card_files:
+        size = path.stat().st_size
+        if size > CARD_LIMIT:
+            out.append(VaultFormatError(vault.rel(path), None, f"{size / 1e6:.1f} MB, above the {CARD_LIMIT >> 20} "
+                                        "MiB a card may hold: search indexes only its first MiB; keep the "
+                                        "text in a file of its own and a short card that names it"))
     return out
 
 

@@ -60,17 +60,25 @@ def card_record(meta: Mapping[str, Any], mode: str) -> tuple:
     return row, tuple(text for text, _n in fields), names, lens
 
 
+# A card is a short memory; a file above this many bytes (a 50 MB paste) is indexed only up to it, and doctor
+# reports it. Reading, tokenising and storing it whole made every search take seconds and ~750 MB of memory.
+CARD_LIMIT = 1 << 20
+
+
 def prepare_card(root: str, path: str, mode: str) -> tuple:
     """Read, hash, parse and tokenise one card file: ("ok", (mtime_ns, size), digest, record, problem) or
     ("gone",); record is card_record(...) or None. Runs in worker processes during bulk builds, so it touches
-    no database."""
+    no database. Only the first CARD_LIMIT bytes of a larger file are read (the digest covers them and the
+    size; a change beyond them shows in size or mtime)."""
     full_path = os.path.join(root, path)
     try:
         with open(full_path, "rb") as fh:
-            raw = fh.read()
+            raw = fh.read(CARD_LIMIT + 1)
             st = os.fstat(fh.fileno())
     except FileNotFoundError:
         return ("gone",)
+    if len(raw) > CARD_LIMIT:
+        raw = _whole_chars(raw[:CARD_LIMIT]) + f"\n\n[cut at {CARD_LIMIT} bytes of {st.st_size}]".encode()
     import hashlib  # here, not at the top: loading OpenSSL costs ~4 ms of every search start-up
 
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -86,6 +94,18 @@ def prepare_card(root: str, path: str, mode: str) -> tuple:
         problem = f"{path}: {getattr(exc, 'reason', None) or 'cannot be read as a card'}"
         rec = None
     return ("ok", (st.st_mtime_ns, st.st_size), digest, rec, problem)
+
+
+def _whole_chars(raw: bytes) -> bytes:
+    """`raw` without a UTF-8 character cut at its end (at most three bytes go)."""
+    for cut in range(4):
+        try:
+            (raw[:len(raw) - cut] if cut else raw).decode("utf-8")
+            return raw[:len(raw) - cut] if cut else raw
+        except UnicodeDecodeError as exc:
+            if exc.start < len(raw) - 4:
+                return raw  # invalid earlier on: reported as such
+    return raw
 
 
 def prepare_batch(args: tuple) -> tuple:

@@ -125,13 +125,23 @@ def _interrupted(vault: Vault, report: DoctorReport) -> set[str]:
         return set()
     key, files = found
     if is_locked(vault.local / "distill.lock"):
-        report.warnings.append(f"a distill or another card change is running now (batch {key}): the "
+        report.warnings.append(f"a distill or another card change is running now ({_change(key)}): the "
                                f"{len(files)} files it is writing are checked once it has finished")
-    else:
+    elif key.startswith("b-"):
         report.warnings.append(f"batch {key} was interrupted (Ctrl-C or a crash) while writing {len(files)} "
                                "files: not damage; the next `memvault distill` (or `memvault doctor --fix`) "
                                "rolls it back and distils its turns again")
+    else:  # consolidate, forget, remember, resolve, import, reflect: no turns to distil again
+        report.warnings.append(f"{_change(key)} was interrupted (Ctrl-C or a crash) while writing {len(files)} "
+                               "files: not damage; the next card change (`memvault distill`, `consolidate`, "
+                               "`remember`, … or `memvault doctor --fix`) rolls it back: run the command that "
+                               "made it again to redo it")
     return set(files)
+
+
+def _change(key: str) -> str:
+    """A change set's name in a message: distill's batches are `b-…`; the other commands' changes are not."""
+    return f"batch {key}" if key.startswith("b-") else f"change {key}"
 
 
 def _fix_interrupted(vault: Vault) -> list[str]:
@@ -140,7 +150,11 @@ def _fix_interrupted(vault: Vault) -> list[str]:
         return []
     with vault.exclusive("distill", "distill or another card change", settle=False):
         key = pages.recover(vault)
-    return [f"batch {key}: interrupted, rolled back (its turns are distilled again next time)"] if key else []
+    if not key:
+        return []
+    if key.startswith("b-"):
+        return [f"batch {key}: interrupted, rolled back (its turns are distilled again next time)"]
+    return [f"change {key}: interrupted, rolled back (run the command that made it again to redo it)"]
 
 
 OUTSIDE_LINK = "a link out of the vault, to"

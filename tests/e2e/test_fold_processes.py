@@ -69,6 +69,21 @@ def test_kill_9_during_a_fold_then_rerun_gives_the_same_tree(tmp_path, reference
     assert journal_types(vault) == ["consolidate"]
 
 
+def test_doctor_after_a_killed_consolidate_says_what_a_consolidate_needs(tmp_path, reference):
+    """Not "the next distill rolls it back and distils its turns again" (issue 38): a consolidate has no
+    turns; the next card change rolls it back and the person runs consolidate again."""
+    vault = make_vault(tmp_path / "v")
+    crashed = memvault(vault, "consolidate", extra_env={"MEMVAULT_CRASH_AT": "consolidate:after-card"})
+    assert crashed.returncode == -signal.SIGKILL
+    doc = memvault(vault, "doctor", "--json")
+    (note,) = [w for w in json.loads(doc.stdout)["warnings"] if "interrupted" in w]
+    assert doc.returncode == 0 and note.startswith("change s-") and "distils its turns" not in note
+    assert "run the command that made it again" in note
+    fixed = json.loads(memvault(vault, "doctor", "--fix", "--json").stdout)["fixed"]
+    assert any(f.startswith("change s-") and "rolled back" in f and "turns" not in f for f in fixed)
+    assert memvault(vault, "consolidate").returncode == 0 and tree(vault) == reference
+
+
 def test_a_fold_waits_for_no_one_when_the_lock_is_held(tmp_path, reference):
     vault = make_vault(tmp_path / "v")
     holder = hold_lock(vault)

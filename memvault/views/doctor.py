@@ -33,6 +33,7 @@ class DoctorReport:
     # git merge of two machines' cards makes them in normal use, and only a person can choose the winner with
     # `memvault resolve`), so they do not set exit 3, which cron treats as "the vault is broken".
     conflicts: list[str] = field(default_factory=list)
+    conflict_lines: list[str] = field(default_factory=list)  # the same, once for each card of a pair (not JSON)
 
     def to_json(self) -> dict:
         return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "warnings": self.warnings,
@@ -75,7 +76,8 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         seen[card.id] = vault.rel(path)
     from memvault.views.conflicts import scan, threshold
 
-    report.conflicts = conflict_lines(vault, digest, threshold(vault), lambda: scan(vault, cards=cards).lines())
+    report.conflict_lines = conflict_lines(vault, digest, threshold(vault), lambda: scan(vault, cards=cards).lines())
+    report.conflicts = report.conflict_lines[::2]  # --json: one per pair (lines() names a pair's two cards in turn)
     by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
     for path in vault.entity_files():
         report.files += 1

@@ -54,15 +54,17 @@ def _log2(x: float) -> float:
     return math.log2(x) if x > 1 else 1.0
 
 
-def write_html(vault: Vault, mode: str, project: str | None = None, since: str | None = None) -> Path:
-    """Draw graph.html at the vault root (graph_page, graph_layout): every card, or `project`'s, or those whose
-    world date is on or after `since`; the same cards give the same bytes. Returns its path."""
+def write_html(vault: Vault, mode: str, project: str | None = None, since: str | None = None,
+               path: Path | None = None) -> Path:
+    """Draw graph.html at the vault root, or at `path` (from the current folder) (graph_page, graph_layout):
+    every card, or `project`'s, or those whose world date is on or after `since`; the same cards give the same
+    bytes. Returns its path."""
     with Index(vault.root, mode) as idx:
         idx.refresh()
         rows = idx.graph_rows(project, since)
     deny = list(vault.config.section("redact").get("deny") or [])
     data = graph_page.page_data(rows, deny, {"project": project, "since": since})
-    path = vault.root / GRAPH_FILE
+    path = vault.root / GRAPH_FILE if path is None else path
     atomic_write(path, graph_page.render(data))
     return path
 

@@ -69,7 +69,9 @@ def test_doctor_lists_conflicts_as_warnings_not_damage(run, clash):
                for line in lines)
     assert "3 conflicts" in result.stderr
     data = json.loads(run("doctor", "--json", code=0).stdout)
-    assert data["ok"] is True and data["problems"] == [] and len(data["conflicts"]) == 6
+    # one entry per pair, as `memvault conflicts --json` counts them (issue 38: each pair was there twice)
+    assert data["ok"] is True and data["problems"] == [] and len(data["conflicts"]) == 3
+    assert len(data["conflicts"]) == run.json("conflicts")["count"]
 
 
 def test_doctor_on_a_vault_without_conflicts_reports_none(run, vault):

@@ -139,3 +139,23 @@ def test_redrawn_after_resolve_and_import(vault, run, tmp_path):
     run("export", "--output", str(bundle), "-V", str(other))
     run("import", str(bundle))
     assert made in page_cards(vault)  # and the import
+
+
+def test_a_file_name_after_html_is_written_in_the_current_folder_not_the_vault(vault, run, tmp_path,
+                                                                              monkeypatch):
+    """`graph --html page.html` (issue 38): the page goes where the person stands, the vault is untouched and
+    the page is not redrawn later (it is not the vault's graph.html)."""
+    seed(vault)
+    elsewhere = tmp_path / "here"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = run("graph", "--html", "graph.html").stdout.strip()
+    assert Path(out).resolve() == (elsewhere / "graph.html").resolve()
+    assert not (vault / "graph.html").exists()
+    assert set(page_cards(elsewhere)) == {"c-20250101-aaaa", "c-20250601-bbbb", "c-20250701-cccc"}
+    run("graph", "--html", "sub/shop.html", "--project", "shop")
+    shop = (elsewhere / "sub/shop.html").read_text(encoding="utf-8")
+    assert "c-20250101-aaaa" in shop and "c-20250701-cccc" not in shop
+    before = (elsewhere / "graph.html").read_bytes()
+    run("remember", "Blog moves to Zola", "--project", "blog")
+    assert (elsewhere / "graph.html").read_bytes() == before and not (vault / "graph.html").exists()

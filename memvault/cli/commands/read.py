@@ -190,7 +190,8 @@ def timeline(
 @app.command()
 @guard
 def graph(
-    ident: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Card id or entity.")] = None,
+    ident: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Card id or entity; with --html: the "
+                                                   "file to write, from the current folder.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Most neighbours to list.")] = 20,
     html_out: Annotated[bool, typer.Option("--html", help="Write graph.html, an explorable page of the vault.")] = False,
     open_page: Annotated[bool, typer.Option("--open", help="With --html: open graph.html in the web browser.")] = False,
@@ -202,6 +203,9 @@ def graph(
     """Neighbours of a card or entity through shared entities; --html writes graph.html (deterministic), a
     self-contained page to search, filter and explore; it is drawn again after remember, forget and distill.
 
+    With --html and a file name (`graph --html page.html`) the page is written there, from the current folder,
+    and not drawn again later.
+
     Example: memvault graph postgres --json; memvault graph --html --open
     """
     from memvault.views import graph as svc
@@ -212,8 +216,11 @@ def graph(
     if html_out:
         if since is not None:
             _check_date("--since", since)
-        vault.require_writable("graph --html")
-        path = svc.write_html(vault, chinese_mode(vault), project, since)
+        from pathlib import Path
+
+        if ident is None:
+            vault.require_writable("graph --html")
+        path = svc.write_html(vault, chinese_mode(vault), project, since, Path(ident) if ident else None)
         typer.echo(str(path))
         if open_page:
             import webbrowser

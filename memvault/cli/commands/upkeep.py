@@ -67,10 +67,10 @@ def doctor(
         for problem in report.problems:
             typer.echo(problem)
         if report.problems or speaks(verbose):  # damage always; a healthy vault's summary only when asked
-            for line in report.conflicts:
+            for line in report.conflict_lines:
                 typer.echo(line)
             typer.echo(f"checked {report.files} files: {len(report.problems)} problems"
-                       + (f", {len(report.conflicts) // 2} conflicts (see memvault conflicts)" if report.conflicts
+                       + (f", {len(report.conflicts)} conflicts (see memvault conflicts)" if report.conflicts
                           else ""), err=True)
     if report.problems:
         raise typer.Exit(3)

@@ -6,7 +6,6 @@ import contextlib
 import hashlib
 import json
 import marshal
-import os
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -14,11 +13,11 @@ from pathlib import Path
 
 from memvault.vault import codec
 from memvault.vault import pages
-from memvault.views import secretscan
+from memvault.views import leftovers, secretscan
 from memvault.views.parsed import conflict_lines, read_cards
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
-from memvault.vault.edge import files_inside, links_outside, outside
+from memvault.vault.edge import files_inside, outside
 from memvault.vault.files import ends_with_newline, is_locked
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
@@ -45,14 +44,14 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     secrets in place, then rewrite what is derived (entity page blocks, the local index)."""
     report = DoctorReport()
     if fix:
-        report.fixed = _fix_interrupted(vault) + _fix_leftovers(vault) + _fix_secrets(vault) + _fix_derived(vault)
+        report.fixed = _fix_interrupted(vault) + leftovers.fix(vault) + _fix_secrets(vault) + _fix_derived(vault)
     errors: list[VaultFormatError] = []
     settings = _settings_problems(vault, fixed=fix)
     errors += [VaultFormatError(CONFIG_NAME, p.line, p.message) for p in settings if p.error]
     report.warnings = [str(p) for p in settings if not p.error]
     report.warnings += _vector_problems(vault)
     excused = _interrupted(vault, report)
-    errors += _leftovers(vault)
+    errors += leftovers.problems(vault)
     files = vault.episode_files()
     report.files += len(files)
     for path in files:
@@ -63,7 +62,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         pass
     card_files = vault.card_files()
     report.files += len(card_files)
-    errors += _big_cards(vault, card_files)
+    errors += leftovers.big_cards(vault, card_files)
     seen: dict[str, str] = {}
     cards = []
     parsed, digest = read_cards(vault, card_files, errors)  # unchanged files from .memvault/ (parsed.py)
@@ -157,49 +156,6 @@ def _fix_interrupted(vault: Vault) -> list[str]:
     if key.startswith("b-"):
         return [f"batch {key}: interrupted, rolled back (its turns are distilled again next time)"]
     return [f"change {key}: interrupted, rolled back (run the command that made it again to redo it)"]
-
-
-OUTSIDE_LINK = "a link out of the vault, to"
-
-
-def _leftovers(vault: Vault) -> list[VaultFormatError]:
-    """What a stopped writer left (a purge whose text is still somewhere, temp files older than the lock's
-    holder), and links out of the vault (a git pull can plant one)."""
-    from memvault.vault import purges, tempfiles
-
-    out = [VaultFormatError(p.where, None, f"purge of {p.card} is unfinished: its text is still in "
-                            f"{', '.join(where)}; `memvault doctor --fix` (or the next writing command) finishes it")
-           for p in purges.unfinished(vault, remember=False) for where in [purges.remains(vault, p)] if where]
-    out += [VaultFormatError(vault.rel(path), None, f"{OUTSIDE_LINK} {os.readlink(path)}: memvault neither reads "
-                             "nor writes through it (remove the link, or move what it points to into the vault)")
-            for path in links_outside(vault.root)]
-    out += [VaultFormatError(vault.rel(path), None, "temp file left by a stopped write (it may hold text a purge "
-                             "removed): `memvault doctor --fix` removes it") for path in tempfiles.stale(vault)]
-    return out
-
-
-def _big_cards(vault: Vault, card_files: list[Path]) -> list[VaultFormatError]:
-    """Cards above the size search indexes (search.index.prepare.CARD_LIMIT): a memory is short text."""
-    from memvault.search.index.prepare import CARD_LIMIT
-
-    out = []
-    for path in card_files:
-        size = path.stat().st_size
-        if size > CARD_LIMIT:
-            out.append(VaultFormatError(vault.rel(path), None, f"{size / 1e6:.1f} MB, above the {CARD_LIMIT >> 20} "
-                                        "MiB a card may hold: search indexes only its first MiB; keep the "
-                                        "text in a file of its own and a short card that names it"))
-    return out
-
-
-def _fix_leftovers(vault: Vault) -> list[str]:
-    """Finish unfinished purges and remove stale temp files (under the lock, as the next writer would)."""
-    from memvault.vault import tempfiles
-
-    with vault.exclusive("distill", "distill or another card change", settle=False):
-        since = tempfiles.holder_since(vault)
-        return [f"{path}: finished or removed (a stopped write's leftover)"
-                for path in tempfiles.settle(vault, since, holder_died=True)]
 
 
 def _settings_problems(vault: Vault, fixed: bool):

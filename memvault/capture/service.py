@@ -15,13 +15,14 @@ from typing import BinaryIO
 from memvault.vault import codec
 from memvault.redact import engine as redact
 from memvault.choices import check_project, clean_project
-from memvault.errors import Busy, InputError
+from memvault.errors import InputError
 from memvault.model import Episode, InputProblem, Message, Revoke
 from memvault.capture import align
 from memvault.capture import hygiene
 from memvault.capture.hygiene import Hygiene
 from memvault.capture.inputs import UnknownShape, open_messages
 from memvault.vault.edge import check_inside
+from memvault.vault.tempfiles import settle_if_free
 from memvault.vault.store import EpisodeIndex, Vault, append_lines, user_digest
 
 @dataclass
@@ -128,7 +129,7 @@ def capture(
     reds = iter(redact.redact_batch(texts, hyg.rules))
     prepared = [_to_episode(t, reds, hyg, host, stamp, vault.config.default_project, result) for t in turns]
     prepared = [p for p in prepared if p is not None]
-    settle(vault)
+    settle_if_free(vault)
     with vault.append_lock():
         index = vault.episode_index()
         new, revokes, audits = _decide(prepared, index, result, stamp)
@@ -398,16 +399,3 @@ STARTS_SAID = frozenset({"claude-code", "codex", "sillytavern", "openai", "chatg
 
 def _utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def settle(vault: Vault) -> None:
-    """Finish what a stopped writer left when no card change runs now: taking the card-change lock finishes an
-    unfinished purge and removes its temp files (memvault.vault.tempfiles.settle); a change set stopped before
-    its journal line is rolled back, as the next distill would. Busy: the holder does it."""
-    from memvault.vault.pages import recover
-
-    try:
-        with vault.exclusive("distill", "distill or another card change"):
-            recover(vault)
-    except Busy:
-        pass

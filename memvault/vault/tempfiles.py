@@ -78,3 +78,17 @@ def settle(vault: Vault, since_ns: int, holder_died: bool) -> list[str]:
         done += sweep(vault, since_ns)
     done += purges.finish_all(vault)
     return done
+
+
+def settle_if_free(vault: Vault) -> None:
+    """What a writing command that does not take the card-change lock (capture, reindex) does first: when no
+    card change runs now, take the lock for a moment, which finishes what a stopped writer left (`settle`), and
+    roll back a change set stopped before its journal line, as the next distill would. Busy: the holder does."""
+    from memvault.errors import Busy
+    from memvault.vault.pages import recover
+
+    try:
+        with vault.exclusive("distill", "distill or another card change"):
+            recover(vault)
+    except Busy:
+        pass

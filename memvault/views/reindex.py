@@ -12,6 +12,7 @@ from memvault.search.index import Index
 from memvault.vault import pages
 from memvault.vault.edge import OUTSIDE, outside
 from memvault.vault.files import atomic_write, sync_all
+from memvault.vault.tempfiles import settle_if_free
 from memvault.vault.slug import name_key
 from memvault.vault.store import Vault
 
@@ -34,6 +35,8 @@ def reindex(vault: Vault, mode: str | None = None, on_progress: Callable[[str], 
     started = time.perf_counter()
     result = ReindexResult()
     mode = mode or str(vault.config.section("search").get("chinese", "bigram"))
+    if vault.cache == vault.local:  # a vault this user can write: finish what a stopped writer left first
+        settle_if_free(vault)
     with Index(vault.root, mode) as idx:
         if on_progress:
             on_progress("indexing cards, entities and episodes")

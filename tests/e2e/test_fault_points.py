@@ -122,7 +122,7 @@ def test_purge_stopped_at_every_step_is_finished_by_the_next_command(base, tmp_p
     assert {"forget:before-journal#1", "purge:journal#1", "purge:episodes#1", "purge:vectors#1",
             "purge:index#1"} <= set(steps) and any(s.startswith("atomic-write") for s in steps)
     nexts = [("distill",), ("doctor", "--fix"), ("forget", base["card"], "--purge", "--with-episodes"),
-             ("capture", "--format", "text")]
+             ("capture", "--format", "text"), ("reindex",)]
     committed = 0
     for i, point in enumerate(steps):
         vault = shutil.copytree(base["vault"], tmp_path / f"t{i}")

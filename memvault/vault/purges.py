@@ -98,7 +98,7 @@ def unfinished(vault: Vault, remember: bool = True) -> list[Purge]:
         if not mine:
             seen[path.name] = sig
             learned = True
-    if remember and learned:
+    if remember and (learned or not state):  # written once at least: `remains` trusts derived files without it
         _save(vault, {"done": sorted(done), "seen": seen})
     return out
 
@@ -167,7 +167,9 @@ def remains(vault: Vault, purge: Purge) -> list[str]:
                                                   for _p, _n, r in vault.iter_records(files=[path], problems=[])):
             where.append(vault.rel(path))
     local = vault.cache or vault.local
-    if any(any(local.glob(p)) for p in (*DERIVED, "vectors*")):
+    # Derived files count only where this copy of the vault keeps the record of purges: in a fresh clone (no
+    # purges.json yet) an index was built after every purge the journal names, from files without the text.
+    if (vault.local / STATE).exists() and any(any(local.glob(p)) for p in (*DERIVED, "vectors*")):
         where.append(".memvault/ (search index, vectors)")
     return where
 

@@ -48,6 +48,11 @@ class VaultFormatError(MemvaultError, code=3):
         self.reason = reason
 
 
+class OutsideVault(VaultFormatError, ValueError):
+    """A write that would go through a link to a place outside the vault (memvault.vault.edge). A ValueError
+    too, so that callers skipping an unsafe entity page name skip it alike."""
+
+
 class ReadOnlyVault(MemvaultError, code=3):
     """A writing command on a vault this user cannot write (a read-only mount, another user's vault)."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from memvault.errors import VaultFormatError
+from memvault.errors import OutsideVault
 
 TYPE_CHECKING = False  # typing's own constant: a search imports this module (outside), and no pathlib
 if TYPE_CHECKING:
@@ -25,13 +25,13 @@ def outside(root: str | os.PathLike, path: str | os.PathLike) -> bool:
 
 
 def check_inside(root: Path, path: Path) -> Path:
-    """`path`, or VaultFormatError (exit 3, naming it) when writing it would write outside the vault."""
+    """`path`, or OutsideVault (exit 3, naming it) when writing it would write outside the vault."""
     if outside(root, path):
         try:
             rel = path.relative_to(root).as_posix()
         except ValueError:
             rel = str(path)
-        raise VaultFormatError(rel, None, OUTSIDE)
+        raise OutsideVault(rel, None, OUTSIDE)
     return path
 
 

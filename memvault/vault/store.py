@@ -149,6 +149,7 @@ class Vault:
         return self.root / "cards" / month / f"{card.id}.md"
 
     def entity_path(self, slug: str) -> Path:
+        check_inside(self.root, self.root / "entities" / f"{slug}.md")  # OutsideVault: a link out of the vault
         path = (self.root / "entities" / f"{slug}.md").resolve()
         if path.parent != (self.root / "entities").resolve():
             raise ValueError("entity slug escapes the entities folder")

@@ -48,6 +48,8 @@ def test_links_out_of_the_vault_are_not_read_not_written_and_doctor_names_them(t
     os.symlink(out / "single/c-20261101-out002.md", vault / "cards/2026-11/c-20261101-out002.md")
     os.symlink(out / "ep", vault / "episodes/2026/10")
     os.symlink(out / "month", vault / "cards/2026-12")  # where a card written in December would go
+    (out / "harbour.md").write_text("---\nname: Harbour\naliases: []\nkind: null\n---\n", encoding="utf-8")
+    os.symlink(out / "harbour.md", vault / "entities/harbour.md")
     before = outside_tree(out)
 
     # reading: nothing from outside
@@ -64,7 +66,7 @@ def test_links_out_of_the_vault_are_not_read_not_written_and_doctor_names_them(t
     assert doc.returncode == 3
     named = [p for p in report["problems"] if "a link out of the vault" in p]
     assert sorted(p.split(":")[0] for p in named) == ["cards/2026-10", "cards/2026-11/c-20261101-out002.md",
-                                                     "cards/2026-12", "episodes/2026/10"], report["problems"]
+                                                     "cards/2026-12", "entities/harbour.md", "episodes/2026/10"]
     assert not any("secret in clear" in p for p in report["problems"])
     fixed = memvault(vault, "doctor", "--fix", "--json")
     assert fixed.returncode == 3 and not any("out002" in f for f in json.loads(fixed.stdout)["fixed"])
@@ -78,6 +80,8 @@ def test_links_out_of_the_vault_are_not_read_not_written_and_doctor_names_them(t
     # a card that would be written through a link is refused, naming it
     refused = memvault(vault, "remember", "Walrus watch in December", extra_env={"MEMVAULT_NOW": "2026-12-05T08:00:00Z"})
     assert refused.returncode == 3 and "cards/2026-12" in refused.stderr and "outside the vault" in refused.stderr
+    page = memvault(vault, "remember", "Harbour opens at six", "-e", "harbour")  # its page is a link out
+    assert page.returncode == 3 and "entities/harbour.md" in page.stderr and "outside the vault" in page.stderr
     assert outside_tree(out) == before  # not one byte, not one mtime
     assert memvault(vault, "search", "walrus").returncode in (0, 1)
     assert "out00" not in memvault(vault, "search", "walrus", "--json").stdout

@@ -17,8 +17,10 @@ from memvault.vault.store import Vault
 
 LOCK = "distill.lock"
 # Local files written under that lock whose temp copies may hold a card's text (the write-intent holds
-# before-images); the other derived files of .memvault/ are written by readers too and hold none.
+# before-images); the other derived files of .memvault/ are written by readers too (a search's caches), whose
+# temp files count as left behind only once they are an hour old (no such write takes a second).
 LOCAL_NAMES = ("write-intent.json", "purges.json")
+DERIVED_AGE_NS = 3600 * 10**9
 
 
 def _folders(vault: Vault) -> list[Path]:
@@ -35,13 +37,15 @@ def stale(vault: Vault, before_ns: int | None = None) -> list[Path]:
         before_ns = holder_since(vault)
     found = []
     candidates = [p for folder in _folders(vault) for p in folder.glob(".*.tmp")]
-    candidates += [p for name in LOCAL_NAMES for p in vault.local.glob(f".{name}.*.tmp")]
-    for path in candidates:
+    mine = [p for name in LOCAL_NAMES for p in vault.local.glob(f".{name}.*.tmp")]
+    derived = [p for p in vault.local.glob(".*.tmp") if p not in mine]
+    old = min(before_ns, time.time_ns() - DERIVED_AGE_NS)
+    for path, limit in [*((p, before_ns) for p in candidates + mine), *((p, old) for p in derived)]:
         try:
             st = path.lstat()
         except FileNotFoundError:
             continue
-        if not path.is_symlink() and st.st_mtime_ns < before_ns:
+        if not path.is_symlink() and st.st_mtime_ns < limit:
             found.append(path)
     return sorted(found)
 

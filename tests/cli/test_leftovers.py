@@ -56,3 +56,16 @@ def test_a_purge_done_before_a_clone_is_not_reported_unfinished_there(run, vault
     run("remember", "Pilot boat repainted", "--project", "sea")  # finishes the purge once more: nothing to do
     assert json.loads((vault / ".memvault/purges.json").read_text())["done"]
     assert run.json("doctor")["problems"] == []
+
+
+def test_an_old_temp_file_of_a_derived_file_goes_a_fresh_one_stays(run, vault):
+    """.memvault/ temp files of caches a search writes (no lock): only an hour-old one is left behind."""
+    (vault / ".memvault").mkdir(exist_ok=True)
+    old = stale_temp(vault, ".memvault/.settings.json.x1y2z3w4.tmp")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    fresh = stale_temp(vault, ".memvault/.episodes.cache.q1w2e3r4.tmp")
+    os.utime(fresh, None)
+    report = run.json("doctor", code=3)
+    assert [p.split(":")[0] for p in report["problems"]] == [".memvault/.settings.json.x1y2z3w4.tmp"]
+    run("doctor", "--fix")
+    assert not old.exists() and fresh.exists()

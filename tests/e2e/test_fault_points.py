@@ -77,6 +77,13 @@ def leftovers(vault: Path) -> list[str]:
                   if p.is_file() and SECRET in p.read_bytes().lower())
 
 
+def temp_files(vault: Path) -> list[str]:
+    """Temp files of killed writes in the vault's folders (and of the write-intent: it holds before-images);
+    other derived files of .memvault/ hold no text a purge removes."""
+    return sorted(p.relative_to(vault).as_posix() for p in vault.rglob(".*.tmp")
+                  if ".memvault" not in p.parts or p.name.startswith((".write-intent.json.", ".purges.json.")))
+
+
 def turn_ids(vault: Path) -> set[str]:
     return {json.loads(line)["id"] for p in (vault / "episodes").rglob("*.jsonl")
             for line in p.read_text(encoding="utf-8").splitlines() if line.strip() and '"type"' not in line}
@@ -144,7 +151,7 @@ def test_purge_stopped_at_every_step_is_finished_by_the_next_command(base, tmp_p
                     assert doc.returncode == 3 and ("purge of" in doc.stdout or "temp file" in doc.stdout), point
             done = memvault(vault, *nxt, input="User: hello there\nAssistant: hi\n")
             assert done.returncode == 0, (point, nxt, done.stderr)
-        assert leftovers(vault) == [], (point, nxt)
+        assert leftovers(vault) == [] and temp_files(vault) == [], (point, nxt)
         clean_doctor(vault)
         assert card_ids(vault) == base["cards"] - {base["card"]}, point
         assert turn_ids(vault) - {t for t in turn_ids(vault) if t not in base["turns"]} == \
@@ -184,13 +191,15 @@ def test_a_writer_stopped_at_every_step_then_a_purge_leaves_nothing(base, tmp_pa
     steps = points(probe, tmp_path, *args, env=env)
     assert any(s.startswith("atomic-write") for s in steps) and len(steps) >= 3, steps
     expected_turns = turn_ids(probe) - base["episodes"]
+    temps = 0  # stops that left a temp file (removed by the purge's settle)
     for i, point in enumerate(steps):
         vault, _ = prepare(base, tmp_path / f"t{i}", command)
         stopped = memvault(vault, *args, extra_env={**env, "MEMVAULT_CRASH_AT": point})
         assert stopped.returncode == -signal.SIGKILL, (point, stopped.stderr)
+        temps += bool(temp_files(vault))
         done = purge(vault, base["card"], env)
         assert done.returncode == 0, (point, done.stderr)
-        assert leftovers(vault) == [], (command, point)
+        assert leftovers(vault) == [] and temp_files(vault) == [], (command, point)
         rerun = memvault(vault, *args, extra_env=env)
         assert rerun.returncode == 0, (point, rerun.stderr)
         assert leftovers(vault) == [], (command, point)
@@ -199,4 +208,5 @@ def test_a_writer_stopped_at_every_step_then_a_purge_leaves_nothing(base, tmp_pa
         assert base["cards"] - {base["card"]} <= card_ids(vault), point
         if command == "doctor --fix":
             assert API_KEY not in "".join(p.read_text(encoding="utf-8") for p in (vault / "episodes").rglob("*.jsonl"))
-    record(command, len(steps), f"{len(steps)}/{len(steps)}: the purge after it left no text, nothing lost")
+    record(command, len(steps), f"{len(steps)}/{len(steps)}: the purge after it left no text and no temp file "
+           f"({temps} stops had left one), nothing lost")

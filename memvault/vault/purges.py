@@ -25,9 +25,11 @@ from memvault.vault.files import atomic_write, iter_lines, remove_file, rewrite_
 from memvault.vault.store import Vault, append_lines
 
 STATE = "purges.json"
-# What a purge deletes of .memvault/ besides vectors: the search index, doctor's cache of clean files (it names
-# files, and an entity page's name may be the text), and their temp files a stopped writer left.
-DERIVED = ("index*", "search*", "secrets.cache", ".index*.tmp", ".search*.tmp", ".secrets.cache.*.tmp")
+# What a purge deletes of .memvault/ besides vectors: the search index, doctor's caches (of clean files: it names
+# files, and an entity page's name may be the text; of parsed cards and their conflicts), and their temp files a
+# stopped writer left.
+DERIVED = ("index*", "search*", "secrets.cache", "doctor-*.cache", ".index*.tmp", ".search*.tmp",
+           ".secrets.cache.*.tmp", ".doctor-*.cache.*.tmp")
 MARK = b'"purge"'  # every purge journal line holds it ("mode":"purge"); other lines rarely do
 
 

@@ -69,3 +69,17 @@ def test_an_old_temp_file_of_a_derived_file_goes_a_fresh_one_stays(run, vault):
     assert [p.split(":")[0] for p in report["problems"]] == [".memvault/.settings.json.x1y2z3w4.tmp"]
     run("doctor", "--fix")
     assert not old.exists() and fresh.exists()
+
+
+def test_a_purge_leaves_nothing_in_doctors_caches(run, vault):
+    put(vault, "c-20261101-aaa001", kind="fact", title=TEXT, project="sea", entities=("ferry",))
+    put(vault, "c-20261101-aaa002", kind="fact", title="Harbour pilot on duty", project="sea")
+    for card in (vault / "cards").rglob("*.md"):  # doctor remembers files not changed in the last 2 s
+        os.utime(card, (time.time() - 60, time.time() - 60))
+    run("doctor")
+    run("search", "ferry")
+    held = [p.name for p in (vault / ".memvault").iterdir() if p.is_file() and b"7731" in p.read_bytes()]
+    assert "doctor-cards.cache" in held
+    run("forget", "c-20261101-aaa001", "--purge")
+    assert [p for p in vault.rglob("*") if p.is_file() and b"7731" in p.read_bytes()] == []
+    assert run.json("doctor")["problems"] == []

@@ -67,6 +67,8 @@ def base(tmp_path_factory, embed) -> dict:
     found = memvault(vault, "search", "ZEBRA4417", "--json")
     assert found.returncode == 0 and target.id in found.stdout
     assert (vault / ".memvault/vectors.sqlite").exists()
+    assert memvault(vault, "doctor").returncode == 0  # its caches (parsed cards, clean files) hold the text too
+    assert any(f.startswith(".memvault/doctor-") for f in leftovers(vault))
     return {"vault": vault, "card": target.id, "episodes": set(target.episodes),
             "cards": {c.id for c in cards(vault)}, "turns": turn_ids(vault)}
 

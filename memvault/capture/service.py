@@ -21,8 +21,6 @@ from memvault.capture import align
 from memvault.capture import hygiene
 from memvault.capture.hygiene import Hygiene
 from memvault.capture.inputs import UnknownShape, open_messages
-from memvault.vault.edge import check_inside
-from memvault.vault.tempfiles import settle_if_free
 from memvault.vault.store import EpisodeIndex, Vault, append_lines, user_digest
 
 @dataclass
@@ -129,7 +127,7 @@ def capture(
     reds = iter(redact.redact_batch(texts, hyg.rules))
     prepared = [_to_episode(t, reds, hyg, host, stamp, vault.config.default_project, result) for t in turns]
     prepared = [p for p in prepared if p is not None]
-    settle_if_free(vault)
+    vault.settle()
     with vault.append_lock():
         index = vault.episode_index()
         new, revokes, audits = _decide(prepared, index, result, stamp)
@@ -139,10 +137,10 @@ def capture(
         for ep in new:
             by_file.setdefault(str(vault.day_file(ep.at)), []).append(codec.episode_to_line(ep))
         for path in sorted(by_file):
-            append_lines(check_inside(vault.root, Path(path)), by_file[path])
+            append_lines(vault.inside(Path(path)), by_file[path])
         audit_lines = [codec.dump_json_line(a) for a in audits]
         if audit_lines:
-            append_lines(check_inside(vault.root, vault.audit_file(stamp)), audit_lines)
+            append_lines(vault.inside(vault.audit_file(stamp)), audit_lines)
     result.new = len(new)
     result.episode_ids = [ep.id for ep in new]
     return result

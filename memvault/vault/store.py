@@ -155,6 +155,16 @@ class Vault:
             raise ValueError("entity slug escapes the entities folder")
         return path
 
+    def inside(self, path: Path) -> Path:
+        """`path`, or OutsideVault (exit 3, naming it) when it leads out of the vault through a link (edge.py)."""
+        return check_inside(self.root, path)
+
+    def settle(self) -> None:
+        """Finish what a stopped writer left, when no card change runs now (tempfiles.settle_if_free)."""
+        from memvault.vault.tempfiles import settle_if_free
+
+        settle_if_free(self)
+
     # -- locks
     @contextlib.contextmanager
     def append_lock(self) -> Iterator[None]:

@@ -60,8 +60,9 @@ def test_conflict_lines_are_reused_until_a_card_changes(vault):
     for p in (vault / "cards").rglob("*.md"):
         _age(p)
     v = Vault.open(vault, {})
-    first = check_vault(v).conflicts
+    first = check_vault(v).conflict_lines  # one line per card of the pair; `conflicts` (--json): one per pair
     assert len(first) == 2 and (vault / ".memvault" / parsed.CONFLICTS_NAME).is_file()
+    assert check_vault(v).conflicts == first[:1]
     # Same stat, other bytes (another field: no conflict any more): the stored lines stand …
     st = os.stat(second)
     text = second.read_text(encoding="utf-8")
@@ -69,12 +70,12 @@ def test_conflict_lines_are_reused_until_a_card_changes(vault):
     assert len(other.encode()) == len(text.encode()) and other != text
     second.write_text(other, encoding="utf-8")
     os.utime(second, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert check_vault(v).conflicts == first
+    assert check_vault(v).conflict_lines == first
     # … while a scan from nothing (both caches gone) sees the new bytes.
     for name in (parsed.CACHE_NAME, parsed.CONFLICTS_NAME):
         (vault / ".memvault" / name).unlink()
-    assert check_vault(v).conflicts == []
+    assert check_vault(v).conflict_lines == []
     # A real change (the mtime moves): scanned again.
     put("c-20261102-aaa002", "MySQL", "2026-11-02")
     _age(second, 5)
-    assert len(check_vault(v).conflicts) == 2
+    assert len(check_vault(v).conflict_lines) == 2

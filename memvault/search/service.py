@@ -223,7 +223,10 @@ def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, 
         # match none of the question's words (hops, neighbouring turns) are left out.
         if not hits and not turns:
             hits, turns, _u = _ranked(idx, query, q, opts._replace(floor=0.0, episode_floor=0.0))
-        hits, turns = ([_weak(h, q.terms) for h in xs if h.cover[0] > 0] for xs in (hits, turns))
+        # A card something replaced is no "closest" answer to a question about now (only to a history one).
+        old_ok = not _not_history(query)
+        hits, turns = ([_weak(h, q.terms) for h in xs if h.cover[0] > 0 and (old_ok or h.status != "superseded")]
+                       for xs in (hits, turns))
     warnings: list[str] = []
     if opts.embeddings is not None and not opts.bm25_only:
         from memvault.search.dense.hybrid import fuse_hits  # only when the dense layer is on: numpy, httpx

@@ -69,7 +69,8 @@ class Proposal:
 # ---------------------------------------------------------------- validation
 
 
-def _text(value: Any, where: str, cap: int, *, one_line: bool, required: bool) -> str:
+def _text(value: Any, where: str, cap: int, *, one_line: bool, required: bool,
+          repairs: dict[str, int] | None = None) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str):
@@ -83,32 +84,47 @@ def _text(value: Any, where: str, cap: int, *, one_line: bool, required: bool) -
     if required and not text:
         raise InvalidOutput(f"{where} must not be empty")
     if len(text) > cap:
-        raise InvalidOutput(f"{where} is longer than {cap} characters")
+        if repairs is None:
+            raise InvalidOutput(f"{where} is longer than {cap} characters")
+        # Trigger: a value over a limit. Outcome: cut at a word (the prompt states the limits), never a
+        # rejected batch: the fact is still right.
+        cut = text[: cap - 1]
+        text = (cut.rsplit(" ", 1)[0] if " " in cut[cap // 2:] else cut).rstrip() + "…"
+        _count(repairs, "cut_long")
     return text
 
 
-def _opt_key(value: Any, where: str) -> str | None:
+def _opt_key(value: Any, where: str, repairs: dict[str, int] | None = None) -> str | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(value)
-    text = _text(value, where, KEY_MAX, one_line=True, required=False)
+    text = _text(value, where, KEY_MAX, one_line=True, required=False, repairs=repairs)
     return text or None
 
 
-def _str_list(value: Any, where: str, cap_items: int, cap_len: int) -> tuple[str, ...]:
+def _str_list(value: Any, where: str, cap_items: int, cap_len: int,
+              repairs: dict[str, int] | None = None) -> tuple[str, ...]:
     if value is None:
         return ()
+    if isinstance(value, str) and repairs is not None:
+        value = [value]  # "entities": "Rust"
     if not isinstance(value, list):
         raise InvalidOutput(f"{where} must be a list of strings")
     if len(value) > cap_items:
-        raise InvalidOutput(f"{where} has more than {cap_items} items")
+        if repairs is None:
+            raise InvalidOutput(f"{where} has more than {cap_items} items")
+        value = value[:cap_items]
+        _count(repairs, "cut_long")
     out: list[str] = []
     for i, item in enumerate(value):
         if not isinstance(item, str):
             raise InvalidOutput(f"{where}[{i}] must be a string")
         if len(item) > cap_len:
-            raise InvalidOutput(f"{where}[{i}] is longer than {cap_len} characters")
+            if repairs is None:
+                raise InvalidOutput(f"{where}[{i}] is longer than {cap_len} characters")
+            _count(repairs, "cut_long")
+            continue  # a long "name" is a sentence, not an entity
         name = clean_name(item, cap_len)
         if name and name not in out:
             out.append(name)
@@ -192,11 +208,18 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
     if not isinstance(items, list):
         raise InvalidOutput('"cards" must be a list', 'Write "cards": [ ... ] (an empty list if nothing).')
     if len(items) > max(4, CARDS_PER_EPISODE * n_episodes):
-        raise InvalidOutput(f'"cards" has {len(items)} items, more than {CARDS_PER_EPISODE} per episode',
-                            "Keep only what the user stated outright; most turns give no card.")
+        if repairs is None:
+            raise InvalidOutput(f'"cards" has {len(items)} items, more than {CARDS_PER_EPISODE} per episode',
+                                "Keep only what the user stated outright; most turns give no card.")
+        items = items[: max(4, CARDS_PER_EPISODE * n_episodes)]
+        _count(repairs, "cards_cut")
     out: list[Proposal] = []
     for i, item in enumerate(items):
         where = f"cards[{i}]"
+        if isinstance(item, list) and repairs is not None:
+            from memvault.distill.compact import from_list
+
+            item = from_list(item)  # the compact reply: ["e0", "kind", "statement", ...]
         if not isinstance(item, dict):
             raise InvalidOutput(f"{where} must be an object", 'Each card is an object {"kind": ..., ...}.')
         unknown = set(item) - _CARD_KEYS
@@ -218,20 +241,22 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
             fixed = fixed if fixed in kinds else fixed.removesuffix("s")
             if fixed in kinds:  # "Decision", "preferences"
                 kind = fixed
-                _count(repairs, "kind_fixed")
+            elif "fact" in kinds:  # a kind the vault does not know ("habit", "plan"): a fact still
+                kind = "fact"
+            _count(repairs, "kind_fixed")
         if kind not in kinds:
             raise InvalidOutput(f"{where}.kind must be one of {', '.join(kinds)}",
                                 f"Use a kind from: {', '.join(kinds)}.")
-        subject = _opt_key(item.get("subject"), f"{where}.subject")
-        field = _opt_key(item.get("field"), f"{where}.field")
-        value = _opt_key(item.get("value"), f"{where}.value")
-        old = _opt_key(item.get("old"), f"{where}.old")
+        subject = _opt_key(item.get("subject"), f"{where}.subject", repairs)
+        field = _opt_key(item.get("field"), f"{where}.field", repairs)
+        value = _opt_key(item.get("value"), f"{where}.value", repairs)
+        old = _opt_key(item.get("old"), f"{where}.old", repairs)
         raw_title = item.get("title")
         if repairs is not None and (raw_title is None or (isinstance(raw_title, str) and not raw_title.strip())) \
                 and value:
             raw_title = f"{subject}: {value}" if subject else value  # the facts protocol: no title
-        title = _text(raw_title, f"{where}.title", TITLE_MAX, one_line=True, required=True)
-        body = _text(item.get("body"), f"{where}.body", BODY_MAX, one_line=False, required=False)
+        title = _text(raw_title, f"{where}.title", TITLE_MAX, one_line=True, required=True, repairs=repairs)
+        body = _text(item.get("body"), f"{where}.body", BODY_MAX, one_line=False, required=False, repairs=repairs)
         said = item.get("user_words") if item.get("quote") is None else item.get("quote")
         quote = _text(said, f"{where}.user_words", BODY_MAX, one_line=True, required=False) or None
         valid_from = item.get("valid_from")
@@ -252,7 +277,7 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
                                     'A state card needs "subject" and "value" (and "old"); else use kind fact.')
         out.append(Proposal(
             action=action, kind=kind, title=title, body=body,
-            entities=_str_list(item.get("entities"), f"{where}.entities", ENTITIES_MAX, ENTITY_MAX),
+            entities=_str_list(item.get("entities"), f"{where}.entities", ENTITIES_MAX, ENTITY_MAX, repairs),
             personal=project is None, valid_from=valid_from, confidence=confidence,
             subject=subject, field=field, value=value,
             tags=_str_list(item.get("tags"), f"{where}.tags", TAGS_MAX, 40),
@@ -262,22 +287,10 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
 
 
 def output_schema(kinds: Iterable[str]) -> dict[str, Any]:
-    """JSON schema sent in json_schema mode (servers that support it constrain decoding with it): the facts
-    protocol of prompts/distill.md. Property order is the order a grammar makes the model write them: the
-    user's words first, then what they say."""
-    card = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["episode", "user_words", "kind", "subject", "value", "old", "entities"],
-        "properties": {
-            "episode": {"type": "string"},
-            "user_words": {"type": "string"},
-            "kind": {"enum": list(kinds)},
-            "subject": {"type": "string"},
-            "value": {"type": "string"},
-            "old": {"type": ["string", "null"]},
-            "entities": {"type": "array", "items": {"type": "string"}, "maxItems": ENTITIES_MAX},
-        },
-    }
+    """JSON schema sent in json_schema mode (servers that support it constrain decoding with it): the compact
+    protocol of prompts/distill.md, a card being ["e0", "kind", "statement"] and, for a change, subject, new
+    value and old value after it (`kinds` is what the prompt teaches; validation repairs another kind)."""
+    del kinds  # a plain string list: grammars from prefixItems are not supported by every local server
+    card = {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 6}
     return {"type": "object", "additionalProperties": False, "required": ["cards"],
             "properties": {"cards": {"type": "array", "items": card}}}

@@ -1,0 +1,142 @@
+"""The compact reply of prompts/distill.md (issue 33): a card is a list `["e0", "kind", "statement"]` (a change adds
+subject, new value and old value), not an object with named keys. A small model writes a third of the tokens
+for the same fact, and the statement is already the card a reader keeps: the speaker's name as subject,
+pronouns resolved.
+
+Here, with no quote to check, a statement is held to the turn it cites: at least half of its content words
+(stop words, the speakers' names, date words and the subject's first word left out) must be words of what a person said in that turn
+(its user side, and the other side when that is a person too). A date the statement names relatively ("last
+Saturday") is resolved against the turn's day by the offline engine's date rules and written after it.
+Pure: no files, no model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from typing import Any
+
+from memvault.model import Episode
+
+GROUNDED_SHARE = 0.5  # of a statement's content words found in its turn
+_DATE_WORDS = frozenset(
+    "today tonight yesterday tomorrow morning evening afternoon night week weekend month year day ago last next "
+    "this recent recently earlier later soon upcom past previous current "
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday".split())
+_DROP = re.compile(r"[\W_]+")
+
+
+def _plain(text: str) -> str:
+    return _DROP.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def from_list(item: list[Any]) -> dict[str, Any]:
+    """`["e0", "kind", "statement", subject?, value?, old?]` as the keyed card validate_output reads."""
+    keys = ("episode", "kind", "title", "subject", "value", "old")
+    out = {k: v for k, v in zip(keys, item)}
+    if out.get("kind") == "state" and out.get("subject") and not out.get("value"):
+        out["value"] = out.get("title")
+    return out
+
+
+def speaker_names(ep: Episode) -> list[str]:
+    names: list[str] = []
+    for side in ("user", "assistant"):
+        for name in (ep.speakers or {}).get(side) or []:
+            if name and name not in names:
+                names.append(str(name))
+    return names
+
+
+def content_words(text: str, names: list[str]) -> list[str]:
+    """The statement's words that carry its content (search's tokens: stemmed, stop words out)."""
+    from memvault.search import tokenize
+
+    for name in names:
+        text = re.sub(re.escape(name), " ", text, flags=re.I)
+    words = []
+    for tok in tokenize.tokens(text):
+        if tok in _DATE_WORDS or tok.isdigit() or tok in ("user", "users"):
+            continue
+        if tok not in words:
+            words.append(tok)
+    return words
+
+
+def grounded_in(statement: str, sides: list[str], names: list[str]) -> tuple[bool, int]:
+    """(whether the statement rests on these texts, index of the side it rests on most)."""
+    from memvault.search import tokenize
+
+    words = content_words(statement, names)
+    if len(words) >= 3:
+        words = words[1:]  # the subject: a name the turn need not say ("Alice", "The user's sister")
+    if not words:
+        return False, 0
+    best, best_side = 0, 0
+    for i, text in enumerate(sides):
+        have = set(tokenize.tokens(text))
+        flat = _plain(text)
+        hit = sum(1 for w in words if w in have or (len(w) >= 4 and _plain(w) in flat))
+        if hit > best:
+            best, best_side = hit, i
+    return best >= max(1, GROUNDED_SHARE * len(words)), best_side
+
+
+def dated(title: str, at: str) -> tuple[str, str | None]:
+    """(title, valid_from): a date the statement names, relative ones counted from the turn's day `at`; a
+    relative one is written after the statement in brackets, so the card says when without its turn."""
+    from memvault.distill.offline import dates
+
+    day = dates.when(title, at)
+    if day is None:
+        return title, None
+    # Relative when the same words name another day from another turn day.
+    other = dates.when(title, f"{int(at[:4]) - 3}{at[4:]}")
+    if other != day and day not in title:
+        title = f"{title.rstrip()} ({day})"
+    return title, day
+
+
+def sentence_of(statement: str, text: str, names: list[str]) -> str:
+    """The sentence of `text` that shares the most content words with the statement (the card's body)."""
+    from memvault.search import tokenize
+
+    words = set(content_words(statement, names))
+    best, score = "", -1
+    for m in re.finditer(r"[^.!?。！？\n]+[.!?。！？]*", text):
+        s = m.group(0).strip()
+        n = len(words & set(tokenize.tokens(s)))
+        if s and n > score:
+            best, score = s, n
+    return best
+
+
+def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
+    """A quote-less proposal (the compact reply) checked against its turn, dated and given a body; None when
+    its statement does not rest on what a person said in the turn it cites (or in any turn of the batch)."""
+    from memvault.distill.offline.entities import entities_of
+
+    where = list(p.episodes) or list(range(len(batch)))
+    hits = []
+    for i in where + [j for j in range(len(batch)) if j not in where]:
+        names = speaker_names(batch[i])
+        ok, side = grounded_in(p.title, sides_of(batch[i]), names)
+        if ok:
+            hits.append((i, side, names))
+            break
+    if not hits or p.title.rstrip().endswith(("?", "？")):
+        repairs["ungrounded_dropped"] = repairs.get("ungrounded_dropped", 0) + 1
+        return None
+    i, side, names = hits[0]
+    ep = batch[i]
+    title, day = dated(p.title, ep.at)
+    text = sides_of(ep)[side]
+    who = ((ep.speakers or {}).get("user" if side == 0 else "assistant") or [None])[0]
+    said = sentence_of(p.title, text, names)
+    body = p.body or (f"{who}: {said}" if who and said else said)
+    entities = p.entities or tuple(e for e in entities_of(title) if e not in names)[:10]
+    return dataclasses.replace(p, episodes=(i,), title=title, body=body, valid_from=p.valid_from or day,
+                               entities=entities)

@@ -138,5 +138,11 @@ def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
     said = sentence_of(p.title, text, names)
     body = p.body or (f"{who}: {said}" if who and said else said)
     entities = p.entities or tuple(e for e in entities_of(title) if e not in names)[:10]
+    changes = {}
+    if p.old and _plain(p.old) not in _plain(" ".join(sides_of(ep))):
+        # Trigger: an "old value" the turn never names (small models fill every slot of the list). Outcome: no
+        # change, so no card of another fact is superseded; the statement stays a fact.
+        changes = {"old": None, **({"kind": "fact"} if p.kind == "state" else {})}
+        repairs["old_dropped"] = repairs.get("old_dropped", 0) + 1
     return dataclasses.replace(p, episodes=(i,), title=title, body=body, valid_from=p.valid_from or day,
-                               entities=entities)
+                               entities=entities, **changes)

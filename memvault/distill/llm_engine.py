@@ -64,7 +64,8 @@ def _looks_cut(text: str) -> bool:
         json.loads(stripped)
         return False
     except json.JSONDecodeError as exc:
-        return exc.pos >= len(stripped) - 1
+        # An unterminated string reports where it began: a reply cut inside a statement.
+        return exc.pos >= len(stripped) - 1 or exc.msg.startswith("Unterminated string")
     except RecursionError:
         return False
 

@@ -191,6 +191,11 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, tal
         # "success" hid exactly this (42 French and Korean turns, 0 cards). Outcome: said even to cron's mail.
         err(f"warning: {unread} turns are in a language the offline engine does not read and gave no card; "
             "set llm.base_url in memvault.yaml and run `memvault distill --upgrade` to read them with a model")
+    fell_back = [s for s in summary.suspect if s["outcome"] == "offline"]
+    if fell_back:
+        n = sum(len(s["episodes"]) for s in fell_back)
+        err(f"warning: the model found nothing in {n} episodes where the offline engine finds facts; their "
+            "offline cards are kept (tagged offline-fallback) and `memvault distill --upgrade` sends them again")
     if as_json:
         print_json({**summary.to_json(), **(extra or {})})
     elif dry_run:

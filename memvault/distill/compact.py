@@ -27,6 +27,8 @@ _DATE_WORDS = frozenset(
     "jan feb mar apr jun jul aug sep sept oct nov dec "
     "monday tuesday wednesday thursday friday saturday sunday".split())
 _DROP = re.compile(r"[\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_FUNCTION = frozenset("的了是在我你他她它们这那个也就都和与及吧呢吗啊")
 
 
 def _plain(text: str) -> str:
@@ -61,8 +63,10 @@ def content_words(text: str, names: list[str]) -> list[str]:
     for tok in tokenize.tokens(text):
         if tok in _DATE_WORDS or tok.isdigit() or tok in ("user", "users"):
             continue
-        if tok not in words:
-            words.append(tok)
+        # CJK: characters, not bigrams (a paraphrase reorders words: "数据库改用 X" for "改用 X").
+        for unit in ([ch for ch in tok if _CJK.match(ch)] if _CJK.search(tok) else [tok]):
+            if unit not in words and unit not in _CJK_FUNCTION:
+                words.append(unit)
     return words
 
 
@@ -71,15 +75,16 @@ def grounded_in(statement: str, sides: list[str], names: list[str]) -> tuple[boo
     from memvault.search import tokenize
 
     words = content_words(statement, names)
-    if len(words) >= 3:
+    if len(words) >= 3 and not _CJK.match(words[0]):
         words = words[1:]  # the subject: a name the turn need not say ("Alice", "The user's sister")
     if not words:
         return False, 0
     best, best_side = 0, 0
     for i, text in enumerate(sides):
-        have = set(tokenize.tokens(text))
-        flat = _plain(text)
-        hit = sum(1 for w in words if w in have or (len(w) >= 4 and _plain(w) in flat))
+        have = set(tokenize.tokens(text)) | set(_CJK.findall(text))
+        raw = [_plain(w) for w in re.findall(r"\w+", text)]
+        have.update(a + b for a, b in zip(raw, raw[1:]))  # "DoorDash" said as "Door Dash"
+        hit = sum(1 for w in words if w in have)
         if hit > best:
             best, best_side = hit, i
     return best >= max(1, GROUNDED_SHARE * len(words)), best_side

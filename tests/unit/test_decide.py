@@ -123,7 +123,7 @@ def test_decide_links_a_change_drops_what_the_user_did_not_say_and_keeps_updates
 def test_the_prompt_is_short_and_shows_a_chinese_and_an_english_example():
     system, user = load_prompt()
     assert estimate_tokens(system) + estimate_tokens(user) < 900
-    assert "改用 Postgres 16" in system and "I prefer short answers" in system
+    assert "改用 ClickHouse" in system and "always answer in Markdown tables" in system
     # Every limit validation enforces is stated (a reply over one is cut, not rejected, but a model told does
     # better): the statement's length, the state values' length, cards per turn.
     flat = " ".join(system.split())

@@ -105,6 +105,24 @@ def dated(title: str, at: str) -> tuple[str, str | None]:
     return title, day
 
 
+# The talk itself, not a fact of a person: "Joanna and Nate discuss the movie", "Nate shares a photo of a dvd",
+# "Joanna thanks Nate". What they discussed is the fact; a model that names the act says nothing it keeps.
+_META = re.compile(r"^\W*(?:(?:also|then|just|again|often|both|briefly|happily)\s+)?(?:discuss|talk|chat|converse|share[sd]?\s+(?:a\s+|an\s+|the\s+)?"
+                   r"(?:photo|picture|image|pic)|ask|tell|thank|congratulat|encourag|greet|agree|compliment|"
+                   r"cheer|reassur|meet\s+for\s+the\s+first)\w*\b", re.I)
+
+
+def is_meta(statement: str, names: list[str]) -> bool:
+    """The statement is about the conversation (both speakers as subject, or a verb of talking right after the
+    subject), not a fact a person states."""
+    flat = " ".join(statement.split())
+    if len(names) >= 2 and re.match(rf"^\W*(?:{re.escape(names[0])}|{re.escape(names[1])})\s+(?:and|&)\s+"
+                                     rf"(?:{re.escape(names[0])}|{re.escape(names[1])})\b", flat, re.I):
+        return True
+    head = re.match(r"^\W*(?:The user|[A-Z][\w'-]*)(?:'s)?\s+(.*)$", flat)
+    return bool(head and _META.match(head.group(1)) and _META.match(head.group(1)).end() <= 40)
+
+
 def sentence_of(statement: str, text: str, names: list[str]) -> str:
     """The sentence of `text` that shares the most content words with the statement (the card's body)."""
     from memvault.search import tokenize
@@ -132,6 +150,9 @@ def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
         if ok:
             hits.append((i, side, names))
             break
+    if hits and is_meta(p.title, hits[0][2]):
+        repairs["meta_dropped"] = repairs.get("meta_dropped", 0) + 1
+        return None
     if not hits or p.title.rstrip().endswith(("?", "？")):
         repairs["ungrounded_dropped"] = repairs.get("ungrounded_dropped", 0) + 1
         return None

@@ -90,3 +90,14 @@ def test_dates_and_content_words():
     assert dated("Maya likes beagles", "2023-05-25T18:00:00Z") == ("Maya likes beagles", None)
     assert content_words("Nate won his first tournament last week", ["Nate"]) == ["won", "first", "tournament"]
     assert grounded_in("Gina lost her job at DoorDash", ["I also lost my job at Door Dash this month"], ["Gina"])[0]
+
+
+def test_the_talk_itself_is_no_card():
+    batch = [ep("Hey Joanna! I watched a romantic drama last night. [shares a photo of a dvd on a table]",
+                "Nate, that sounds fun! Thanks for telling me.", names=FRIENDS)]
+    out, _, repairs = run(batch, ["e0", "event", "Joanna and Nate discuss the romantic drama"],
+                          ["e0", "event", "Nate shares a photo of a dvd on a table"],
+                          ["e0", "event", "Joanna thanks Nate for telling her"],
+                          ["e0", "event", "Nate watched a romantic drama last night"])
+    assert [p.title for p in out] == ["Nate watched a romantic drama last night (2023-05-24)"]
+    assert repairs == {"meta_dropped": 3}

@@ -112,7 +112,7 @@ def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Propo
     """The proposal with its episode set from its quote, or None when the quote is not the user's. A compact
     card (a statement, no quote) is held to its turn by its content words (compact.ground)."""
     if not p.quote:
-        if p.action != "create":  # an update/supersede names its card: decide() checks it against that card
+        if not p.statement:  # a keyed card without words: as before (decide() checks an update's target)
             return p
         from memvault.distill import compact
 

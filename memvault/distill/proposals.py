@@ -24,7 +24,7 @@ KEY_MAX = 80  # subject / field / value of a state card
 CARDS_PER_EPISODE = 4  # a reply with more cards than this per episode is not a summary any more
 _CARD_KEYS = {
     "action", "target", "kind", "title", "body", "entities", "project", "valid_from", "confidence",
-    "subject", "field", "value", "tags", "episodes", "episode", "old", "quote", "user_words",
+    "subject", "field", "value", "tags", "episodes", "episode", "old", "quote", "user_words", "statement",
 }
 # Harmless mistakes a small model makes are repaired in code when the caller passes a `repairs` dict (the LLM
 # engine does; the offline engine's output is held to the strict schema); the names are run.REPAIR_COUNTS and
@@ -64,6 +64,7 @@ class Proposal:
     target: int | None = None
     old: str | None = None  # the value a change replaces ("moved from X to Y": X); code finds its card
     quote: str | None = None  # the user's words the card rests on, as the model copied them
+    statement: bool = False  # a compact card (["e0", kind, statement]): held to its turn by its words
 
 
 # ---------------------------------------------------------------- validation
@@ -219,7 +220,7 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
         if isinstance(item, list) and repairs is not None:
             from memvault.distill.compact import from_list
 
-            item = from_list(item)  # the compact reply: ["e0", "kind", "statement", ...]
+            item = {**from_list(item), "statement": True}  # the compact reply: ["e0", "kind", "statement", ...]
         if not isinstance(item, dict):
             raise InvalidOutput(f"{where} must be an object", 'Each card is an object {"kind": ..., ...}.')
         unknown = set(item) - _CARD_KEYS
@@ -281,7 +282,7 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
             personal=project is None, valid_from=valid_from, confidence=confidence,
             subject=subject, field=field, value=value,
             tags=_str_list(item.get("tags"), f"{where}.tags", TAGS_MAX, 40),
-            episodes=tuple(episodes), target=target, old=old, quote=quote,
+            episodes=tuple(episodes), target=target, old=old, quote=quote, statement=item.get("statement") is True,
         ))
     return out
 

@@ -1,7 +1,8 @@
 """Issue 33, real processes: an empty answer is not success when the offline engine finds facts in the same
 turns (suspect.py). The batch is sent again in halves; a half still empty gets the offline cards, journaled as
 an offline batch (so `distill --upgrade` sends it again) and tagged; every step is a `distill_suspect` journal
-line and an entry of `suspect` in --json. Small talk the offline engine finds nothing in stays a plain empty."""
+line and an entry of `suspect` in --json. When the model answers for one half, it reads those turns: the other
+half's "nothing" stands (recorded). Small talk the offline engine finds nothing in stays a plain empty."""
 
 from __future__ import annotations
 
@@ -58,3 +59,25 @@ def test_an_empty_answer_to_small_talk_stands(tmp_path, served):
     assert code == 0, err
     assert out["calls"] == 1 and out["suspect"] == [] and out["empty"] == 1 and out["pending_after"] == 0
     assert [r["type"] for r in journal(vault)] == ["distill"] and not vault_cards(vault)
+
+
+def test_when_the_model_answers_for_one_half_the_other_halfs_nothing_stands(tmp_path, served):
+    vault, ids = make_vault(tmp_path / "v", [("We moved the NAS from TrueNAS to Unraid.", "ok"),
+                                             ("The staging box runs Debian 12.", "ok")])
+    url = served(['{"cards": []}', '{"cards": [["e0", "state", "The NAS now runs Unraid instead of TrueNAS", '
+                  '"NAS OS", "Unraid", "TrueNAS"]]}', '{"cards": []}'])
+    code, out, err = run(vault, url)
+    assert code == 0, err
+    assert [(s["outcome"], s["episodes"]) for s in out["suspect"]] == [("split", ids), ("empty", ids[1:])]
+    assert out["episodes_distilled"] == 2 and out["cards"]["created"] == 1 and "warning" not in err
+    assert [r["type"] for r in journal(vault)] == ["distill_suspect", "distill", "distill_suspect", "distill"]
+    assert [c.title for c in vault_cards(vault)] == ["The NAS now runs Unraid instead of TrueNAS"]
+
+
+def test_a_single_turn_answered_empty_is_recorded_and_stands(tmp_path, served):
+    vault, ids = make_vault(tmp_path / "v", [("The staging box runs Debian 12.", "ok")])
+    code, out, err = run(vault, served([], default="empty"), tokens="320")
+    assert code == 0, err
+    assert [(s["outcome"], s["episodes"]) for s in out["suspect"]] == [("empty", ids)]
+    assert out["episodes_distilled"] == 1 and out["empty"] == 1 and not vault_cards(vault)
+    assert [r["type"] for r in journal(vault)] == ["distill_suspect", "distill"]

@@ -158,14 +158,24 @@ def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
         return None
     i, side, names = hits[0]
     ep = batch[i]
+    from memvault.distill.decide import _is_question, _is_unsure
+
+    said = sentence_of(p.title, sides_of(ep)[side], names)
+    if _is_unsure(p.title) or (said and (_is_question(said) or _is_unsure(said))):
+        # A question, a what-if or a hedge in the turn ("Should Jellyfin go on the NAS?"), whatever the model
+        # made of it: not a statement to keep.
+        repairs["question_dropped"] = repairs.get("question_dropped", 0) + 1
+        return None
     title, day = dated(p.title, ep.at)
-    text = sides_of(ep)[side]
     who = ((ep.speakers or {}).get("user" if side == 0 else "assistant") or [None])[0]
-    said = sentence_of(p.title, text, names)
     body = p.body or (f"{who}: {said}" if who and said else said)
     entities = p.entities or tuple(e for e in entities_of(title) if e not in names)[:10]
     changes = {}
-    if p.old and _plain(p.old) not in _plain(" ".join(sides_of(ep))):
+    if p.old and p.value and re.search(rf"from\s+{re.escape(p.value)}\s+to\s+{re.escape(p.old)}|"
+                                       rf"{re.escape(p.old)}\s+instead\s+of\s+{re.escape(p.value)}", title, re.I):
+        changes = {"value": p.old, "old": p.value}  # the model swapped new and old; the statement says which
+        repairs["kind_fixed"] = repairs.get("kind_fixed", 0) + 1
+    elif p.old and _plain(p.old) not in _plain(" ".join(sides_of(ep))):
         # Trigger: an "old value" the turn never names (small models fill every slot of the list). Outcome: no
         # change, so no card of another fact is superseded; the statement stays a fact.
         changes = {"old": None, **({"kind": "fact"} if p.kind == "state" else {})}

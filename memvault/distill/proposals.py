@@ -273,6 +273,9 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
         if kind == "state" and not (subject and field and value):
             if repairs is not None and subject and value:
                 field = "current"  # the offline engine's field: one current value per subject
+            elif repairs is not None:
+                kind = "fact"  # a change with no subject or value: still a fact, never a rejected batch
+                _count(repairs, "kind_fixed")
             else:
                 raise InvalidOutput(f"{where}: a state card needs subject, field and value",
                                     'A state card needs "subject" and "value" (and "old"); else use kind fact.')

@@ -101,3 +101,19 @@ def test_the_talk_itself_is_no_card():
                           ["e0", "event", "Nate watched a romantic drama last night"])
     assert [p.title for p in out] == ["Nate watched a romantic drama last night (2023-05-24)"]
     assert repairs == {"meta_dropped": 3}
+
+
+def test_a_question_or_hedge_in_the_turn_gives_no_card_and_a_change_without_values_is_a_fact():
+    batch = [ep("Should I put Jellyfin on the NAS or on the mini PC?", i=0),
+             ep("Backups will move to restic at some point, not sure yet.", i=1),
+             ep("The mini PC runs Proxmox now.", i=2),
+             ep("We moved the NAS from TrueNAS Scale to Unraid over the weekend.", i=3)]
+    out, _, repairs = run(batch, ["e0", "preference", "The user wants Jellyfin on the NAS or on the mini PC"],
+                          ["e1", "rule", "Backups will move to restic"],
+                          ["e2", "state", "The mini PC runs Proxmox"],  # a change with no values: a fact
+                          ["e3", "state", "The NAS moved from TrueNAS Scale to Unraid", "NAS", "TrueNAS Scale",
+                           "Unraid"])  # new and old swapped
+    assert [(p.kind, p.title) for p in out] == [("fact", "The mini PC runs Proxmox"),
+                                                ("state", "The NAS moved from TrueNAS Scale to Unraid")]
+    assert (out[1].value, out[1].old) == ("Unraid", "TrueNAS Scale")
+    assert repairs == {"question_dropped": 2, "kind_fixed": 2}

@@ -137,6 +137,12 @@ def sentence_of(statement: str, text: str, names: list[str]) -> str:
     return best
 
 
+# A change says so: a state card whose statement and sentence have none of these is a fact ("Jonah is a loan
+# officer at Harbor Bank" written as a state with three made-up slots).
+_CHANGE = re.compile(r"\b(?:now|instead|switch\w*|mov\w*|chang\w*|replac\w*|no longer|any ?more|new|became|"
+                     r"become|started|quit|left|upgrad\w*|migrat\w*)\b|from\s.+\sto\s|改|换|不再|不用|搬|变成|升级", re.I)
+
+
 def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
     """A quote-less proposal (the compact reply) checked against its turn, dated and given a body; None when
     its statement does not rest on what a person said in the turn it cites (or in any turn of the batch)."""
@@ -174,6 +180,9 @@ def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
     if p.old and p.value and re.search(rf"from\s+{re.escape(p.value)}\s+to\s+{re.escape(p.old)}|"
                                        rf"{re.escape(p.old)}\s+instead\s+of\s+{re.escape(p.value)}", title, re.I):
         changes = {"value": p.old, "old": p.value}  # the model swapped new and old; the statement says which
+        repairs["kind_fixed"] = repairs.get("kind_fixed", 0) + 1
+    elif p.kind == "state" and not _CHANGE.search(f"{title} {said}"):
+        changes = {"kind": "fact", "old": None}
         repairs["kind_fixed"] = repairs.get("kind_fixed", 0) + 1
     elif p.old and _plain(p.old) not in _plain(" ".join(sides_of(ep))):
         # Trigger: an "old value" the turn never names (small models fill every slot of the list). Outcome: no

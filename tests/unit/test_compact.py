@@ -64,8 +64,8 @@ def test_chinese_statements_are_grounded_by_their_words():
 def test_an_old_value_the_turn_never_names_supersedes_nothing():
     nas = Card(id="c1", kind="fact", title="NAS OS: TrueNAS Scale", body="", project="p", created="2023-05-01",
                valid_from="2023-05-01")
-    batch = [ep("Jellyfin goes on the mini PC.")]
-    out, related, repairs = run(batch, ["e0", "state", "Jellyfin runs on the mini PC", "Jellyfin", "mini PC",
+    batch = [ep("Jellyfin moves to the mini PC.")]
+    out, related, repairs = run(batch, ["e0", "state", "Jellyfin now runs on the mini PC", "Jellyfin", "mini PC",
                                         "TrueNAS Scale"], cards=[nas])
     assert [(p.action, p.kind, p.old) for p in out] == [("create", "fact", None)] and related == []
     assert repairs == {"old_dropped": 1}
@@ -117,3 +117,10 @@ def test_a_question_or_hedge_in_the_turn_gives_no_card_and_a_change_without_valu
                                                 ("state", "The NAS moved from TrueNAS Scale to Unraid")]
     assert (out[1].value, out[1].old) == ("Unraid", "TrueNAS Scale")
     assert repairs == {"question_dropped": 2, "kind_fixed": 2}
+
+
+def test_a_state_that_states_no_change_is_a_fact():
+    batch = [ep("Jonah here, I'm a loan officer at Harbor Bank.", i=0)]
+    out, related, repairs = run(batch, ["e0", "state", "Jonah is a loan officer at Harbor Bank", "loan officer",
+                                        "Jonah", "Harbor Bank"])
+    assert [(p.kind, p.old) for p in out] == [("fact", None)] and related == [] and repairs == {"kind_fixed": 1}

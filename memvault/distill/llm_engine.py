@@ -70,12 +70,16 @@ def _looks_cut(text: str) -> bool:
         return False
 
 
+# A compact card is ~35 tokens and a turn gives at most CARDS_PER_EPISODE of them.
+ANSWER_TOKENS_PER_EPISODE = 160
+
+
 def answer_budget(run: Run, n_episodes: int) -> int:
-    """Output tokens one call may ask for: distill.tokens_per_episode a turn, under llm.max_output_tokens. A
-    small model that loops is cut here (the run splits the batch) instead of writing until the server's cap,
-    and the call's timeout grows with it (llm.timeout_per_token)."""
-    per = int(run.settings.get("tokens_per_episode", 320))
-    return max(64, min(run.client.settings.max_output_tokens, per * max(1, n_episodes)))
+    """Output tokens one call may ask for: room for the most cards a turn may give in the compact reply, under
+    distill.tokens_per_episode and llm.max_output_tokens. A small model that loops is cut here (the run splits
+    the batch) instead of writing until the server's cap; the call's timeout grows with it."""
+    per = min(ANSWER_TOKENS_PER_EPISODE, int(run.settings.get("tokens_per_episode", 320)))
+    return max(128, min(run.client.settings.max_output_tokens, per * max(1, n_episodes) + 64))
 
 
 def _call(run: Run, messages: list[dict], n_episodes: int = 1):

@@ -128,3 +128,13 @@ def test_the_server_killed_in_the_middle_of_a_call(tmp_path):
     out = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr
     assert out["episodes_distilled"] == 2 and out["cards"]["created"] == 2 and out["pending_after"] == 0
+
+
+def test_a_call_asks_for_the_answer_its_turns_can_need_and_its_timeout_follows(tmp_path, served):
+    vault, ids = make_vault(tmp_path / "v", TURNS)
+    url = served([], default="empty")
+    env = _env(url, MEMVAULT_LLM_MAX_OUTPUT_TOKENS="4096")  # 12 turns a batch by tokens_per_episode: both here
+    proc = subprocess.run(_cmd(vault), env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    [body] = [json.loads(x)["body"] for x in served.log.read_text().splitlines()][:1]
+    assert body["max_tokens"] == 2 * 160 + 64  # 4 compact cards a turn, not the server's 4096

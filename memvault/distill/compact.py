@@ -143,6 +143,22 @@ _CHANGE = re.compile(r"\b(?:now|instead|switch\w*|mov\w*|chang\w*|replac\w*|no l
                      r"become|started|quit|left|upgrad\w*|migrat\w*)\b|from\s.+\sto\s|改|换|不再|不用|搬|变成|升级", re.I)
 
 
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our)\b|我")
+
+
+def _speaker_fixed(title: str, who: str | None, names: list[str], said: str,
+                   repairs: dict[str, int]) -> str:
+    """"Maya quit Harbor Bank" from Jonah's "I quit Harbor Bank": the other speaker's name as the subject of
+    what this speaker says of themselves becomes this speaker's name (small models mix up two speakers)."""
+    if not who or not _FIRST_PERSON.search(said):
+        return title
+    for other in names:
+        if other != who and re.match(rf"{re.escape(other)}\b(?!'s\b)", title):
+            repairs["speaker_fixed"] = repairs.get("speaker_fixed", 0) + 1
+            return who + title[len(other):]
+    return title
+
+
 def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
     """A quote-less proposal (the compact reply) checked against its turn, dated and given a body; None when
     its statement does not rest on what a person said in the turn it cites (or in any turn of the batch)."""
@@ -172,8 +188,8 @@ def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
         # made of it: not a statement to keep.
         repairs["question_dropped"] = repairs.get("question_dropped", 0) + 1
         return None
-    title, day = dated(p.title, ep.at)
     who = ((ep.speakers or {}).get("user" if side == 0 else "assistant") or [None])[0]
+    title, day = dated(_speaker_fixed(p.title, who, names, said, repairs), ep.at)
     body = p.body or (f"{who}: {said}" if who and said else said)
     entities = p.entities or tuple(e for e in entities_of(title) if e not in names)[:10]
     changes = {}

@@ -17,7 +17,7 @@ CARD_COUNTS = ("created", "updated", "merged", "superseded")
 # What code mended or dropped in a model's replies (proposals.REPAIRS, and decide's drops); counted per run.
 REPAIR_COUNTS = ("target_dropped", "update_to_create", "noop_dropped", "update_as_new_fact", "keys_dropped",
                  "kind_fixed", "ungrounded_dropped", "quoted_dropped", "question_dropped", "reason_joined",
-                 "cut_long", "cards_cut", "old_dropped", "meta_dropped")
+                 "cut_long", "cards_cut", "old_dropped", "meta_dropped", "speaker_fixed")
 
 
 @dataclass

@@ -124,3 +124,14 @@ def test_a_state_that_states_no_change_is_a_fact():
     out, related, repairs = run(batch, ["e0", "state", "Jonah is a loan officer at Harbor Bank", "loan officer",
                                         "Jonah", "Harbor Bank"])
     assert [(p.kind, p.old) for p in out] == [("fact", None)] and related == [] and repairs == {"kind_fixed": 1}
+
+
+def test_the_other_speakers_name_on_what_a_speaker_says_of_themselves_is_put_right():
+    batch = [ep("Guess what, my sister Lena flew in from Denver!",
+                "Nice! Big news here too: I quit Harbor Bank and teach science now.", names={"user": ["Maya"],
+                                                                                             "assistant": ["Jonah"]})]
+    out, _, repairs = run(batch, ["e0", "event", "Maya quit Harbor Bank and teaches science now"],
+                          ["e0", "fact", "Maya's sister Lena flew in from Denver"])
+    assert [p.title for p in out] == ["Jonah quit Harbor Bank and teaches science now",
+                                      "Maya's sister Lena flew in from Denver"]
+    assert repairs == {"speaker_fixed": 1}

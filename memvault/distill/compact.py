@@ -109,15 +109,24 @@ def dated(title: str, at: str) -> tuple[str, str | None]:
 # "Joanna thanks Nate". What they discussed is the fact; a model that names the act says nothing it keeps.
 _META = re.compile(r"^\W*(?:(?:also|then|just|again|often|both|briefly|happily)\s+)?(?:discuss|talk|chat|converse|share[sd]?\s+(?:a\s+|an\s+|the\s+)?"
                    r"(?:photo|picture|image|pic)|ask|tell|thank|congratulat|encourag|greet|agree|compliment|"
-                   r"cheer|reassur|meet\s+for\s+the\s+first)\w*\b", re.I)
+                   r"cheer|reassur|meet\s+for\s+the\s+first|wants?\s+to\s+know|wonder)\w*\b", re.I)
+# A mood or an act of the moment, not a fact to keep: "Maya is tired today", "Maya is walking her dog".
+_MOMENT = re.compile(r"^\W*(?:The user|[A-Z][\w'-]*)\s+(?:is|was|feels|felt|seems|am)\s+(?:so\s+|very\s+|really\s+|"
+                     r"a bit\s+|pretty\s+|just\s+)?(?:tired|exhausted|happy|glad|excited|sad|stressed|busy|bored|"
+                     r"sleepy|hungry|nervous|worried|thrilled|grateful|thankful|sorry|fine|good|great|okay|ok|relieved|"
+                     r"curious|talking|walking|doing|heading|going\s+to\s+bed|back)\b", re.I)
+# A negated plan or a choice not made yet: "The mini PC will not install anything yet".
+_NOT_YET = re.compile(r"\bnot\b.*\byet\b|\bnot sure\b|\bwill not\b|\bwon't\b|还没|还不", re.I)
 
 
 def is_meta(statement: str, names: list[str]) -> bool:
     """The statement is about the conversation (both speakers as subject, or a verb of talking right after the
-    subject), not a fact a person states."""
+    subject) or a mood of the moment, not a fact a person states."""
     flat = " ".join(statement.split())
     if len(names) >= 2 and re.match(rf"^\W*(?:{re.escape(names[0])}|{re.escape(names[1])})\s+(?:and|&)\s+"
                                      rf"(?:{re.escape(names[0])}|{re.escape(names[1])})\b", flat, re.I):
+        return True
+    if _MOMENT.match(flat) and len(flat.split()) <= 8:
         return True
     head = re.match(r"^\W*(?:The user|[A-Z][\w'-]*)(?:'s)?\s+(.*)$", flat)
     return bool(head and _META.match(head.group(1)) and _META.match(head.group(1)).end() <= 40)
@@ -183,7 +192,7 @@ def ground(p, batch: list[Episode], sides_of, repairs: dict[str, int]):
     from memvault.distill.decide import _is_question, _is_unsure
 
     said = sentence_of(p.title, sides_of(ep)[side], names)
-    if _is_unsure(p.title) or (said and (_is_question(said) or _is_unsure(said))):
+    if _is_unsure(p.title) or _NOT_YET.search(p.title) or (said and (_is_question(said) or _is_unsure(said))):
         # A question, a what-if or a hedge in the turn ("Should Jellyfin go on the NAS?"), whatever the model
         # made of it: not a statement to keep.
         repairs["question_dropped"] = repairs.get("question_dropped", 0) + 1

@@ -135,3 +135,11 @@ def test_the_other_speakers_name_on_what_a_speaker_says_of_themselves_is_put_rig
     assert [p.title for p in out] == ["Jonah quit Harbor Bank and teaches science now",
                                       "Maya's sister Lena flew in from Denver"]
     assert repairs == {"speaker_fixed": 1}
+
+
+def test_a_mood_of_the_moment_a_wish_to_know_and_a_plan_not_made_yet_are_no_cards():
+    batch = [ep("Ugh I'm so tired today. Tell me more about Biscuit! I won't install anything on the mini PC yet.")]
+    out, _, repairs = run(batch, ["e0", "fact", "The user is so tired today"],
+                          ["e0", "preference", "The user wants to know more about Biscuit"],
+                          ["e0", "fact", "The mini PC will not get anything installed yet"])
+    assert out == [] and repairs == {"meta_dropped": 2, "question_dropped": 1}

@@ -47,7 +47,8 @@ def llm_settings(vault: Vault, env: Mapping[str, str]):
     key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")
     return LLMSettings(
         base_url=str(llm.get("base_url")), model=str(llm.get("model")), api_key=env.get(key_env) or None,
-        timeout=float(llm.get("timeout", 120)), timeout_per_token=float(llm.get("timeout_per_token", 0.25)), temperature=float(llm.get("temperature", 0.0)),
+        timeout=float(llm.get("timeout", 120)), timeout_per_token=float(llm.get("per_token_timeout", 0.25)),
+        temperature=float(llm.get("temperature", 0.0)),
         max_output_tokens=int(llm.get("max_output_tokens", 4096)), json_mode=str(llm.get("json_mode")),
         max_retries=int(llm.get("max_retries", 3)),
     )

@@ -83,7 +83,7 @@ def test_a_cut_off_answer_fails_its_batch_and_the_run_goes_on(tmp_path, served):
 def test_a_timeout_is_not_retried_and_leaves_the_episodes_pending(tmp_path, served):
     vault, ids = make_vault(tmp_path / "v", TURNS)
     url = served([{"content": '{"cards": []}', "delay": 30.0}])
-    env = _env(url, MEMVAULT_LLM_TIMEOUT="1", MEMVAULT_LLM_TIMEOUT_PER_TOKEN="0", MEMVAULT_LLM_MAX_RETRIES="3")
+    env = _env(url, MEMVAULT_LLM_TIMEOUT="1", MEMVAULT_LLM_PER_TOKEN_TIMEOUT="0", MEMVAULT_LLM_MAX_RETRIES="3")
     proc = subprocess.run(_cmd(vault), env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
     out = json.loads(proc.stdout)
     rec = check_failed(vault, ids, proc.returncode, out, proc.stderr, failure="llm_error", failed=1, untried=1)

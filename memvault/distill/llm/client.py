@@ -132,7 +132,7 @@ class Client:
         return cap if max_tokens is None else max(1, min(cap, int(max_tokens)))
 
     def call_timeout(self, max_tokens: int | None = None) -> float:
-        """Seconds one attempt may take: llm.timeout plus llm.timeout_per_token for each token it may write."""
+        """Seconds one attempt may take: llm.timeout plus llm.per_token_timeout for each token it may write."""
         s = self.settings
         return s.timeout + max(0.0, s.timeout_per_token) * self._max_tokens(max_tokens)
 

@@ -13,11 +13,14 @@ What it does, every step on this machine (nothing in CI, nothing at the product'
 2. start eval/local_model/server.mjs (an OpenAI-compatible /v1/chat/completions server on 127.0.0.1, JSON
    grammar for json_object, a grammar from the schema for json_schema), wait for READY;
 3. run eval/distill.py --engine llm --base-url <it> with the timeout, JSON mode, model name, batch size and
-   any other eval/distill.py options given after `--`; print its output; stop the server.
+   any other eval/distill.py options given after `--` (or, with `--runner facts`, eval/facts.py with the
+   model, the timeout and its options after `--`); print its output; stop the server.
 
     python eval/local_model.py --fetch-only                       # download and join, print where
     nice -n 10 python eval/local_model.py --json-mode json_object -- --sample 2 --json > run.json
     /path/to/old-venv/bin/python eval/local_model.py -- --files codex-en.jsonl   # an older memvault (BEFORE)
+    nice -n 10 python eval/local_model.py --runner facts --timeout 120 -- --data ../shared/data/locomo-dev \
+        --convs 3 --sessions 1-3 --json > facts.json                     # LoCoMo gold facts, a slice
 
 eval/distill.py runs the `memvault` next to the Python that runs it, so the python of a venv holding another
 memvault version measures that version with the same model and settings.
@@ -132,7 +135,10 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--json-mode", default="json_object", choices=("json_object", "json_schema", "text"))
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--max-output-tokens", type=int, default=1024)
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then options for eval/distill.py")
+    p.add_argument("--runner", choices=("distill", "facts"), default="distill",
+                   help="the eval to run against the model: eval/distill.py (the labelled set) or eval/facts.py "
+                        "(LoCoMo's gold facts; give --data and --convs/--sessions after --)")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="-- then options for the runner")
     return p.parse_args(argv)
 
 
@@ -150,10 +156,14 @@ def main(argv: list[str] | None = None) -> int:
                                   log_text=args.log_replies)
     _say(f"server: {base_url}")
     rest = [a for a in args.rest if a != "--"]
-    cmd = [sys.executable, str(HERE / "distill.py"), "--engine", "llm", "--base-url", base_url,
-           "--model", MODEL_NAME, "--timeout", str(args.timeout), "--json-mode", args.json_mode,
-           "--batch-size", str(args.batch_size), "--max-output-tokens", str(args.max_output_tokens),
-           *rest]
+    if args.runner == "facts":  # the vault's own distill settings: batch size and budgets as a user gets them
+        cmd = [sys.executable, str(HERE / "facts.py"), "--engine", "llm", "--base-url", base_url,
+               "--model", MODEL_NAME, "--timeout", str(args.timeout), *rest]
+    else:
+        cmd = [sys.executable, str(HERE / "distill.py"), "--engine", "llm", "--base-url", base_url,
+               "--model", MODEL_NAME, "--timeout", str(args.timeout), "--json-mode", args.json_mode,
+               "--batch-size", str(args.batch_size), "--max-output-tokens", str(args.max_output_tokens),
+               *rest]
     try:
         return subprocess.run(cmd).returncode
     finally:

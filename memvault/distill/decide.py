@@ -109,9 +109,14 @@ def _count(repairs: dict[str, int], what: str) -> None:
 
 
 def _ground(p: Proposal, batch: list[Episode], repairs: dict[str, int]) -> Proposal | None:
-    """The proposal with its episode set from its quote, or None when the quote is not the user's."""
+    """The proposal with its episode set from its quote, or None when the quote is not the user's. A compact
+    card (a statement, no quote) is held to its turn by its content words (compact.ground)."""
     if not p.quote:
-        return p
+        if not p.statement:  # a keyed card without words: as before (decide() checks an update's target)
+            return p
+        from memvault.distill import compact
+
+        return compact.ground(p, batch, _sides, repairs)
     def said_in(i: int) -> str | None:
         return next((t for t in _sides(batch[i]) if grounded(p.quote, t)), None)
 

@@ -24,7 +24,7 @@ from memvault.vault.store import Vault
 
 _USER_MARK = "=== user ==="
 # The kinds the prompt teaches (a small model does better with five than with every kind a vault knows).
-PROMPT_KINDS = ("decision", "preference", "rule", "fact", "state")
+PROMPT_KINDS = ("event", "fact", "preference", "decision", "rule", "state")
 _MAX_ECHO = 4000  # characters of a rejected reply shown back to the model in the retry
 
 
@@ -47,7 +47,8 @@ def llm_settings(vault: Vault, env: Mapping[str, str]):
     key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")
     return LLMSettings(
         base_url=str(llm.get("base_url")), model=str(llm.get("model")), api_key=env.get(key_env) or None,
-        timeout=float(llm.get("timeout", 120)), temperature=float(llm.get("temperature", 0.0)),
+        timeout=float(llm.get("timeout", 120)), timeout_per_token=float(llm.get("per_token_timeout", 0.25)),
+        temperature=float(llm.get("temperature", 0.0)),
         max_output_tokens=int(llm.get("max_output_tokens", 4096)), json_mode=str(llm.get("json_mode")),
         max_retries=int(llm.get("max_retries", 3)),
     )
@@ -64,13 +65,27 @@ def _looks_cut(text: str) -> bool:
         json.loads(stripped)
         return False
     except json.JSONDecodeError as exc:
-        return exc.pos >= len(stripped) - 1
+        # An unterminated string reports where it began: a reply cut inside a statement.
+        return exc.pos >= len(stripped) - 1 or exc.msg.startswith("Unterminated string")
     except RecursionError:
         return False
 
 
-def _call(run: Run, messages: list[dict]):
-    """One counted model call; --max-calls stops the run before it."""
+# A compact card is ~35 tokens and a turn gives at most CARDS_PER_EPISODE of them.
+ANSWER_TOKENS_PER_EPISODE = 160
+
+
+def answer_budget(run: Run, n_episodes: int) -> int:
+    """Output tokens one call may ask for: room for the most cards a turn may give in the compact reply, under
+    distill.tokens_per_episode and llm.max_output_tokens. A small model that loops is cut here (the run splits
+    the batch) instead of writing until the server's cap; the call's timeout grows with it."""
+    per = min(ANSWER_TOKENS_PER_EPISODE, int(run.settings.get("tokens_per_episode", 320)))
+    return max(128, min(run.client.settings.max_output_tokens, per * max(1, n_episodes) + 64))
+
+
+def _call(run: Run, messages: list[dict], n_episodes: int = 1):
+    """One counted model call; --max-calls stops the run before it. A timeout is never retried at full cost:
+    the run asks again for half the batch (Truncated), and a single turn that times out fails its batch."""
     from memvault.distill.llm import LLMFailure
 
     s = run.summary
@@ -78,8 +93,11 @@ def _call(run: Run, messages: list[dict]):
         raise StopRun()
     s.calls += 1
     try:
-        reply = run.client.complete(messages, schema=output_schema(prompt_kinds(run.kinds)))
+        reply = run.client.complete(messages, schema=output_schema(prompt_kinds(run.kinds)),
+                                    max_tokens=answer_budget(run, n_episodes))
     except LLMFailure as exc:
+        if exc.timed_out:
+            raise Truncated(exc.message, kind="llm_error") from None
         raise BatchFailed("llm_error", exc.message) from None
     except LLMError as exc:  # pragma: no cover - any other endpoint error class
         raise BatchFailed("llm_error", exc.message) from None
@@ -122,7 +140,8 @@ def _retry_messages(run: Run, messages: list[dict], reply_text: str, error: str,
         {"role": "assistant", "content": shown},
         {"role": "user", "content": (
             f"That reply was rejected: {error}. Fix: {fix} Keep the cards that were right, drop none because of "
-            'this, and reply with the whole corrected JSON object {"cards": [...]} only.')},
+            'this, and reply with the whole corrected JSON object {"cards": [["e0", "kind", "statement"], ...]} '
+            "only.")},
     ]
 
 
@@ -137,15 +156,15 @@ def propose(run: Run, batch: list[Episode], related: list[Card]) -> tuple[list[P
     first = batch[0].id
     ids = [e.id for e in batch]
     messages = _messages(run, batch, related)
-    reply = _call(run, messages)
+    reply = _call(run, messages, len(batch))
     calls = 1
     usage = [reply.prompt_tokens, reply.completion_tokens]
     for attempt in range(2):
         if reply.finish_reason == "length" or _looks_cut(reply.text):
-            max_out = run.client.settings.max_output_tokens
-            raise Truncated(f"episode {first}: the model's answer was cut off at "
-                            f"llm.max_output_tokens ({max_out}) even for this single episode; raise "
-                            "llm.max_output_tokens (or lower distill.max_episode_chars)")
+            max_out = answer_budget(run, len(batch))
+            raise Truncated(f"episode {first}: the model's answer was cut off at {max_out} tokens "
+                            "(distill.tokens_per_episode, under llm.max_output_tokens) even for this single "
+                            "episode; raise them (or lower distill.max_episode_chars)")
         repairs: dict[str, int] = {}
         try:
             data = extract_json(reply.text)
@@ -160,7 +179,7 @@ def propose(run: Run, batch: list[Episode], related: list[Card]) -> tuple[list[P
                 'Write only one JSON object {"cards": [...]}, with no text or code fence around it.'
             # Trigger: bad JSON or schema. Why: models usually fix a named mistake when they see it. Outcome:
             # one retry with their reply and the fix; an empty answer to it is a failure, below.
-            reply = _call(run, _retry_messages(run, messages, reply.text, error, fix))
+            reply = _call(run, _retry_messages(run, messages, reply.text, error, fix), len(batch))
             calls += 1
             usage[0] += reply.prompt_tokens
             usage[1] += reply.completion_tokens

@@ -24,7 +24,7 @@ KEY_MAX = 80  # subject / field / value of a state card
 CARDS_PER_EPISODE = 4  # a reply with more cards than this per episode is not a summary any more
 _CARD_KEYS = {
     "action", "target", "kind", "title", "body", "entities", "project", "valid_from", "confidence",
-    "subject", "field", "value", "tags", "episodes", "episode", "old", "quote", "user_words",
+    "subject", "field", "value", "tags", "episodes", "episode", "old", "quote", "user_words", "statement",
 }
 # Harmless mistakes a small model makes are repaired in code when the caller passes a `repairs` dict (the LLM
 # engine does; the offline engine's output is held to the strict schema); the names are run.REPAIR_COUNTS and
@@ -64,12 +64,14 @@ class Proposal:
     target: int | None = None
     old: str | None = None  # the value a change replaces ("moved from X to Y": X); code finds its card
     quote: str | None = None  # the user's words the card rests on, as the model copied them
+    statement: bool = False  # a compact card (["e0", kind, statement]): held to its turn by its words
 
 
 # ---------------------------------------------------------------- validation
 
 
-def _text(value: Any, where: str, cap: int, *, one_line: bool, required: bool) -> str:
+def _text(value: Any, where: str, cap: int, *, one_line: bool, required: bool,
+          repairs: dict[str, int] | None = None) -> str:
     if value is None and not required:
         return ""
     if not isinstance(value, str):
@@ -83,32 +85,47 @@ def _text(value: Any, where: str, cap: int, *, one_line: bool, required: bool) -
     if required and not text:
         raise InvalidOutput(f"{where} must not be empty")
     if len(text) > cap:
-        raise InvalidOutput(f"{where} is longer than {cap} characters")
+        if repairs is None:
+            raise InvalidOutput(f"{where} is longer than {cap} characters")
+        # Trigger: a value over a limit. Outcome: cut at a word (the prompt states the limits), never a
+        # rejected batch: the fact is still right.
+        cut = text[: cap - 1]
+        text = (cut.rsplit(" ", 1)[0] if " " in cut[cap // 2:] else cut).rstrip() + "…"
+        _count(repairs, "cut_long")
     return text
 
 
-def _opt_key(value: Any, where: str) -> str | None:
+def _opt_key(value: Any, where: str, repairs: dict[str, int] | None = None) -> str | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = str(value)
-    text = _text(value, where, KEY_MAX, one_line=True, required=False)
+    text = _text(value, where, KEY_MAX, one_line=True, required=False, repairs=repairs)
     return text or None
 
 
-def _str_list(value: Any, where: str, cap_items: int, cap_len: int) -> tuple[str, ...]:
+def _str_list(value: Any, where: str, cap_items: int, cap_len: int,
+              repairs: dict[str, int] | None = None) -> tuple[str, ...]:
     if value is None:
         return ()
+    if isinstance(value, str) and repairs is not None:
+        value = [value]  # "entities": "Rust"
     if not isinstance(value, list):
         raise InvalidOutput(f"{where} must be a list of strings")
     if len(value) > cap_items:
-        raise InvalidOutput(f"{where} has more than {cap_items} items")
+        if repairs is None:
+            raise InvalidOutput(f"{where} has more than {cap_items} items")
+        value = value[:cap_items]
+        _count(repairs, "cut_long")
     out: list[str] = []
     for i, item in enumerate(value):
         if not isinstance(item, str):
             raise InvalidOutput(f"{where}[{i}] must be a string")
         if len(item) > cap_len:
-            raise InvalidOutput(f"{where}[{i}] is longer than {cap_len} characters")
+            if repairs is None:
+                raise InvalidOutput(f"{where}[{i}] is longer than {cap_len} characters")
+            _count(repairs, "cut_long")
+            continue  # a long "name" is a sentence, not an entity
         name = clean_name(item, cap_len)
         if name and name not in out:
             out.append(name)
@@ -192,11 +209,18 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
     if not isinstance(items, list):
         raise InvalidOutput('"cards" must be a list', 'Write "cards": [ ... ] (an empty list if nothing).')
     if len(items) > max(4, CARDS_PER_EPISODE * n_episodes):
-        raise InvalidOutput(f'"cards" has {len(items)} items, more than {CARDS_PER_EPISODE} per episode',
-                            "Keep only what the user stated outright; most turns give no card.")
+        if repairs is None:
+            raise InvalidOutput(f'"cards" has {len(items)} items, more than {CARDS_PER_EPISODE} per episode',
+                                "Keep only what the user stated outright; most turns give no card.")
+        items = items[: max(4, CARDS_PER_EPISODE * n_episodes)]
+        _count(repairs, "cards_cut")
     out: list[Proposal] = []
     for i, item in enumerate(items):
         where = f"cards[{i}]"
+        if isinstance(item, list) and repairs is not None:
+            from memvault.distill.compact import from_list
+
+            item = {**from_list(item), "statement": True}  # the compact reply: ["e0", "kind", "statement", ...]
         if not isinstance(item, dict):
             raise InvalidOutput(f"{where} must be an object", 'Each card is an object {"kind": ..., ...}.')
         unknown = set(item) - _CARD_KEYS
@@ -218,20 +242,22 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
             fixed = fixed if fixed in kinds else fixed.removesuffix("s")
             if fixed in kinds:  # "Decision", "preferences"
                 kind = fixed
-                _count(repairs, "kind_fixed")
+            elif "fact" in kinds:  # a kind the vault does not know ("habit", "plan"): a fact still
+                kind = "fact"
+            _count(repairs, "kind_fixed")
         if kind not in kinds:
             raise InvalidOutput(f"{where}.kind must be one of {', '.join(kinds)}",
                                 f"Use a kind from: {', '.join(kinds)}.")
-        subject = _opt_key(item.get("subject"), f"{where}.subject")
-        field = _opt_key(item.get("field"), f"{where}.field")
-        value = _opt_key(item.get("value"), f"{where}.value")
-        old = _opt_key(item.get("old"), f"{where}.old")
+        subject = _opt_key(item.get("subject"), f"{where}.subject", repairs)
+        field = _opt_key(item.get("field"), f"{where}.field", repairs)
+        value = _opt_key(item.get("value"), f"{where}.value", repairs)
+        old = _opt_key(item.get("old"), f"{where}.old", repairs)
         raw_title = item.get("title")
         if repairs is not None and (raw_title is None or (isinstance(raw_title, str) and not raw_title.strip())) \
                 and value:
             raw_title = f"{subject}: {value}" if subject else value  # the facts protocol: no title
-        title = _text(raw_title, f"{where}.title", TITLE_MAX, one_line=True, required=True)
-        body = _text(item.get("body"), f"{where}.body", BODY_MAX, one_line=False, required=False)
+        title = _text(raw_title, f"{where}.title", TITLE_MAX, one_line=True, required=True, repairs=repairs)
+        body = _text(item.get("body"), f"{where}.body", BODY_MAX, one_line=False, required=False, repairs=repairs)
         said = item.get("user_words") if item.get("quote") is None else item.get("quote")
         quote = _text(said, f"{where}.user_words", BODY_MAX, one_line=True, required=False) or None
         valid_from = item.get("valid_from")
@@ -247,37 +273,28 @@ def validate_output(data: Any, *, n_episodes: int, n_related: int, kinds: Iterab
         if kind == "state" and not (subject and field and value):
             if repairs is not None and subject and value:
                 field = "current"  # the offline engine's field: one current value per subject
+            elif repairs is not None:
+                kind = "fact"  # a change with no subject or value: still a fact, never a rejected batch
+                _count(repairs, "kind_fixed")
             else:
                 raise InvalidOutput(f"{where}: a state card needs subject, field and value",
                                     'A state card needs "subject" and "value" (and "old"); else use kind fact.')
         out.append(Proposal(
             action=action, kind=kind, title=title, body=body,
-            entities=_str_list(item.get("entities"), f"{where}.entities", ENTITIES_MAX, ENTITY_MAX),
+            entities=_str_list(item.get("entities"), f"{where}.entities", ENTITIES_MAX, ENTITY_MAX, repairs),
             personal=project is None, valid_from=valid_from, confidence=confidence,
             subject=subject, field=field, value=value,
             tags=_str_list(item.get("tags"), f"{where}.tags", TAGS_MAX, 40),
-            episodes=tuple(episodes), target=target, old=old, quote=quote,
+            episodes=tuple(episodes), target=target, old=old, quote=quote, statement=item.get("statement") is True,
         ))
     return out
 
 
 def output_schema(kinds: Iterable[str]) -> dict[str, Any]:
-    """JSON schema sent in json_schema mode (servers that support it constrain decoding with it): the facts
-    protocol of prompts/distill.md. Property order is the order a grammar makes the model write them: the
-    user's words first, then what they say."""
-    card = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["episode", "user_words", "kind", "subject", "value", "old", "entities"],
-        "properties": {
-            "episode": {"type": "string"},
-            "user_words": {"type": "string"},
-            "kind": {"enum": list(kinds)},
-            "subject": {"type": "string"},
-            "value": {"type": "string"},
-            "old": {"type": ["string", "null"]},
-            "entities": {"type": "array", "items": {"type": "string"}, "maxItems": ENTITIES_MAX},
-        },
-    }
+    """JSON schema sent in json_schema mode (servers that support it constrain decoding with it): the compact
+    protocol of prompts/distill.md, a card being ["e0", "kind", "statement"] and, for a change, subject, new
+    value and old value after it (`kinds` is what the prompt teaches; validation repairs another kind)."""
+    del kinds  # a plain string list: grammars from prefixItems are not supported by every local server
+    card = {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 6}
     return {"type": "object", "additionalProperties": False, "required": ["cards"],
             "properties": {"cards": {"type": "array", "items": card}}}

@@ -16,7 +16,8 @@ FAILURE_CLASSES = ("llm_error", "truncated", "invalid_output")
 CARD_COUNTS = ("created", "updated", "merged", "superseded")
 # What code mended or dropped in a model's replies (proposals.REPAIRS, and decide's drops); counted per run.
 REPAIR_COUNTS = ("target_dropped", "update_to_create", "noop_dropped", "update_as_new_fact", "keys_dropped",
-                 "kind_fixed", "ungrounded_dropped", "quoted_dropped", "question_dropped", "reason_joined")
+                 "kind_fixed", "ungrounded_dropped", "quoted_dropped", "question_dropped", "reason_joined",
+                 "cut_long", "cards_cut", "old_dropped", "meta_dropped", "speaker_fixed")
 
 
 @dataclass
@@ -40,6 +41,8 @@ class Summary:
     failures: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAILURE_CLASSES})
     errors: list[str] = field(default_factory=list)
     failed_episodes: list[str] = field(default_factory=list)  # of the failed batches: they stay pending
+    untried_episodes: list[str] = field(default_factory=list)  # not sent after the endpoint failed: pending too
+    suspect: list[dict[str, Any]] = field(default_factory=list)  # empty answers the offline engine disagrees with
     repairs: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REPAIR_COUNTS, 0))
     stopped: str | None = None  # max_calls | llm_error
     engine: str = "llm"  # llm | offline (distill.engine)
@@ -65,8 +68,11 @@ class Summary:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "episodes_distilled": self.episodes_distilled,
             "cards": dict(self.cards),
-            "empty": self.empty, "nothing": dict(self.nothing), "failures": dict(self.failures), "errors": list(self.errors),
-            "failed_episodes": list(self.failed_episodes), "repairs": dict(self.repairs),
+            "empty": self.empty, "nothing": dict(self.nothing), "failures": dict(self.failures),
+            "errors": list(self.errors),
+            "failed_episodes": list(self.failed_episodes), "untried_episodes": list(self.untried_episodes),
+            "suspect": list(self.suspect),
+            "repairs": dict(self.repairs),
             "stopped": self.stopped, "recovered": self.recovered, "rolled_back": self.rolled_back,
             "rollback_fallback": list(self.rollback_fallback),
             **({"would_write": self.would_write} if self.dry_run else {}),
@@ -89,12 +95,14 @@ class StopRun(Exception):
 
 
 class Truncated(Exception):
-    """The engine's answer for this batch was cut off. The run splits a batch of several episodes in halves;
-    for a single episode it fails the batch as `truncated` with this message."""
+    """The engine's answer for this batch was cut off, or did not come in time (`kind` llm_error: a timeout).
+    The run splits a batch of several episodes in halves; for a single episode it fails the batch as `kind`
+    with this message."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, kind: str = "truncated"):
         super().__init__(message)
         self.message = message
+        self.kind = kind
 
 
 @dataclass

@@ -113,9 +113,10 @@ def distill(
     on_progress: Callable[[int, int], None] | None = None,
     sleep: Callable[[float], None] | None = None,
     upgrade: bool = False,
+    engine: str | None = None,
 ) -> Summary:
     """Distil pending episodes with the configured engine (distill.engine: an LLM, or the offline extractor
-    when no endpoint is set up); with `upgrade`, send the episodes only the offline engine has read to the LLM.
+    when no endpoint is set up; `engine` overrides it, as `distill --engine` does); with `upgrade`, send the episodes only the offline engine has read to the LLM.
     Never raises for a failing batch: failures are counted by class in the summary (the caller turns them into
     exit code 5). Raises Busy when another distill holds the lock."""
     from memvault.redact import engine as redact
@@ -123,7 +124,7 @@ def distill(
     from memvault.distill.llm import Client
 
     now = now or clock_from_env(env)
-    engine = engines.resolve(vault.config)
+    engine = engines.resolve(vault.config, engine)
     if upgrade and engine != "llm":
         raise UsageError("--upgrade sends turns the offline engine read to an LLM: configure an endpoint "
                          "(llm.base_url or MEMVAULT_LLM_BASE_URL) and distill.engine auto or llm")
@@ -177,15 +178,18 @@ def distill(
 
             batches = offline.plan(todo)
         done = 0
+        todo_batches = batches[:1] if dry_run else batches
         try:
             with run.client:
-                for batch in batches[:1] if dry_run else batches:
+                for n, batch in enumerate(todo_batches):
                     try:
                         _process(run, batch)
                     except BatchFailed as failure:
                         _record_failure(run, failure, batch)
                         if failure.kind == "llm_error":
                             summary.stopped = "llm_error"
+                            # The endpoint failed: the batches after this one are not sent; they stay pending.
+                            summary.untried_episodes = [e.id for b in todo_batches[n + 1:] for e in b]
                             break
                     done += len(batch)
                     if on_progress:
@@ -206,15 +210,15 @@ def distill(
 
 
 def _record_failure(run: Run, failure: BatchFailed, batch: list[Episode]) -> None:
-    """A failed batch is counted, named in the summary and (when the model's reply was unusable, not when the
-    endpoint was down) journaled as `distill_failed`; its episodes are not marked distilled (journal.distilled_ids reads only `distill` lines), so the next run sends them again."""
+    """A failed batch is counted, named in the summary and journaled as `distill_failed` (docs/distill.md: every
+    failed batch, the endpoint's failures too); its episodes are not marked distilled (journal.distilled_ids
+    reads only `distill` lines), so the next run sends them again."""
     s = run.summary
     s.failures[failure.kind] += 1
     s.errors.append(failure.message)
     ids = failure.episodes or [e.id for e in batch]
     s.failed_episodes.extend(i for i in ids if i not in s.failed_episodes)
-    if run.dry_run or failure.kind == "llm_error":
-        # An endpoint that is down is not the batch's doing: cron would journal it on every run.
+    if run.dry_run:
         return
     # The message names fields and episode ids, never the turns' or the reply's text.
     run.vault.append_journal([{
@@ -260,8 +264,9 @@ def _redact_proposal(p: Proposal, rules) -> Proposal:
     )
 
 
-def _process(run: Run, batch: list[Episode]) -> None:
-    """Distil one batch; split it on truncation. Raises BatchFailed or StopRun."""
+def _process(run: Run, batch: list[Episode], halved: bool = False) -> None:
+    """Distil one batch; split it on truncation or a timeout, and an empty answer the offline engine disagrees
+    with (suspect.py; `halved`: this batch is such a half already). Raises BatchFailed or StopRun."""
     if run.engine == "offline":
         related, proposals = _offline(run, batch)
         apply(run, batch, related, proposals, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
@@ -272,16 +277,21 @@ def _process(run: Run, batch: list[Episode]) -> None:
     except Truncated as cut:
         if len(batch) > 1:
             half = len(batch) // 2
-            _process(run, batch[:half])
-            _process(run, batch[half:])
+            _process(run, batch[:half], halved)
+            _process(run, batch[half:], halved)
             return
-        raise BatchFailed("truncated", cut.message, [e.id for e in batch]) from None
+        raise BatchFailed(cut.kind, cut.message, [e.id for e in batch]) from None
     # The model proposed facts; code decides what they do to the existing cards (distill/decide.py).
     proposals, related = decide(proposals, related, run.cards.values(), batch, run.summary.repairs)
     if run.upgrade:  # the model's cards supersede the extracted cards of the same turns
         from memvault.distill.offline import upgrade as upgrading
 
         proposals, related = upgrading.link(proposals, related, batch, run.cards.values())
+    elif not any(p.action != "noop" for p in proposals):
+        from memvault.distill import suspect
+
+        if suspect.handle_empty(run, batch, usage, halved, lambda b, h: _process(run, b, h), _offline, apply):
+            return
     apply(run, batch, related, proposals, usage)
 
 

@@ -227,7 +227,15 @@ def test_engine_setting(tmp_path):
     done = memvault(vault, "distill", "--json", extra_env={"MEMVAULT_LLM_BASE_URL": "http://127.0.0.1:9/v1",
                                                           "MEMVAULT_LLM_MAX_RETRIES": "0"})
     assert done.returncode == 5 and json.loads(done.stdout)["engine"] == "llm"
-    assert not journal(vault)
+    # The failed batch has its journal line (issue 33: every failed batch), and nothing is marked distilled.
+    assert [(r["type"], r["failure"]) for r in journal(vault)] == [("distill_failed", "llm_error")]
+    # --engine chooses for one run: offline with the endpoint still configured, llm over distill.engine offline.
+    done = memvault(vault, "distill", "--json", "--engine", "offline",
+                    extra_env={"MEMVAULT_LLM_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert done.returncode == 0 and json.loads(done.stdout)["engine"] == "offline"
+    assert json.loads(done.stdout)["episodes_distilled"] > 0
+    done = memvault(vault, "distill", "--engine", "llm")
+    assert done.returncode == 2 and "no endpoint is configured" in done.stderr
 
 
 # ---------------------------------------------------------------- distill --upgrade (issue 10 item 2)

@@ -100,7 +100,8 @@ def vault_cards(vault: Path):
 
 # ---------------------------------------------------------------- honest outcomes
 
-BAD_KIND = cards(fact(quote="Use Postgres for the index", kind="gossip", subject="index", value="Postgres"))
+# A kind that is not even a string: a kind name the vault does not know is repaired to fact, this is not.
+BAD_KIND = cards(fact(quote="Use Postgres for the index", kind=["gossip"], subject="index", value="Postgres"))
 
 
 def test_empty_answer_after_a_rejected_reply_fails_the_batch_and_leaves_it_pending(tmp_path, served):

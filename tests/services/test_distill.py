@@ -129,7 +129,7 @@ def test_invalid_output_gets_one_retry_quoting_the_error(vault, fake_llm):
 
 def test_still_invalid_fails_the_batch_and_writes_nothing(vault, fake_llm):
     add_episodes(vault, [("Use Postgres for the index", "ok")])
-    fake_llm.set_default(lambda body: '{"cards": [{"kind": "gossip", "title": "x"}]}')
+    fake_llm.set_default(lambda body: '{"cards": [{"kind": "gossip", "title": ["x"]}]}')
     s = run(vault, fake_llm)
     assert s.failures["invalid_output"] == 1 and s.calls == 2 and s.pending_after == 1
     # the journal names the failed batch, and marks nothing distilled
@@ -245,7 +245,7 @@ def test_hostile_entity_names_and_script_stay_inside_the_vault(vault, fake_llm):
     evil = {"action": "create", "kind": "fact", "title": "<script>alert(1)</script>\nstatus: retracted",
             "body": "</script><img src=x onerror=alert(1)>", "valid_from": None, "confidence": "inferred",
             "entities": ["../../x", "/etc/passwd", "a\u0000b", "CON", "．．／evil", "x" * 80, "key: v\nk2: v"],
-            "episodes": ["e0"]}
+            "episodes": ["e0"], "quote": "write to /etc"}
     fake_llm.set_default(lambda body: json.dumps({"cards": [evil]}))
     s = run(vault, fake_llm)
     assert s.created == 1 and not s.failed

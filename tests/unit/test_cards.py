@@ -165,9 +165,11 @@ def test_valid_output_is_cleaned_to_one_line_and_safe_yaml():
     assert back.status == "active" and back.title == p.title and back.body == p.body
 
 
-def test_schema_for_json_schema_mode_is_json():
-    schema = cl.output_schema(KINDS)
-    assert json.loads(json.dumps(schema))["properties"]["cards"]["items"]["properties"]["kind"]["enum"] == list(KINDS)
+def test_schema_for_json_schema_mode_is_the_compact_reply():
+    schema = json.loads(json.dumps(cl.output_schema(KINDS)))
+    card = schema["properties"]["cards"]["items"]
+    assert card["type"] == "array" and card["items"] == {"type": "string"}
+    assert (card["minItems"], card["maxItems"]) == (3, 6)  # episode, kind, statement (+ subject, new, old)
 
 
 def test_distilled_ids_follow_rollbacks():

@@ -64,8 +64,14 @@ def test_noop_of_nothing_is_dropped_and_a_state_without_field_gets_one():
 
 def test_a_rejection_names_the_fix():
     with pytest.raises(InvalidOutput) as exc:
-        facts({"kind": "gossip", "title": "x"}, repairs={})
+        facts({"kind": "gossip", "title": "x"})  # strict (the offline engine's output)
     assert "kind" in str(exc.value) and exc.value.fix.startswith("Use a kind from: decision")
+
+
+def test_a_kind_the_vault_does_not_know_is_repaired_to_fact_not_rejected():
+    repairs: dict = {}
+    [p] = facts({"kind": "gossip", "title": "x"}, repairs=repairs)
+    assert p.kind == "fact" and repairs == {"kind_fixed": 1}
 
 
 @pytest.mark.parametrize("quote,user,ok", [
@@ -117,7 +123,12 @@ def test_decide_links_a_change_drops_what_the_user_did_not_say_and_keeps_updates
 def test_the_prompt_is_short_and_shows_a_chinese_and_an_english_example():
     system, user = load_prompt()
     assert estimate_tokens(system) + estimate_tokens(user) < 900
-    assert "不用 SQLite 了" in system and "I prefer short answers" in system and "ASSISTANT:" not in system
+    assert "改用 ClickHouse" in system and "always answer in Markdown tables" in system
+    # Every limit validation enforces is stated (a reply over one is cut, not rejected, but a model told does
+    # better): the statement's length, the state values' length, cards per turn.
+    flat = " ".join(system.split())
+    assert "at most 160 characters" in flat and "at most 80 characters" in flat and "At most 4 cards" in flat
+    assert "ASSISTANT:" not in system  # an AI's line is never an example: only a named person's side
     assert "{{episodes}}" in user and "{{fence}}" in user
 
 

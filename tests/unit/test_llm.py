@@ -338,26 +338,31 @@ def test_connection_refused_is_retried_then_fails():
     assert KEY not in message
 
 
-def test_timeout_is_retried_then_fails(fake):
-    # The server answers after 30 s, 100 times the client's timeout: "timed out" on both attempts is the proof
-    # that the client gave up before the answer (no clock read: a loaded machine only slows both sides).
+def test_a_timeout_is_not_retried_at_full_cost(fake):
+    # The server answers after 30 s, 100 times the client's timeout. A local server that computes one request
+    # at a time may still be computing it: the client gives up at once (the caller asks for less), never sends
+    # the same request again.
     fake.queue("{}", delay=30.0)
     fake.queue("{}", delay=30.0)
-    sleeps: list[float] = []
-    with make_client(fake, sleeps, timeout=0.3, max_retries=1) as client:
-        with pytest.raises(LLMFailure, match="timed out") as err:
+    with make_client(fake, [], timeout=0.3, timeout_per_token=0.0, max_retries=3) as client:
+        with pytest.raises(LLMFailure, match="did not answer within") as err:
             client.complete(MESSAGES)
-    assert len(fake.requests) == 2
-    assert err.value.attempts == 2
+    assert len(fake.requests) == 1
+    assert err.value.attempts == 1 and err.value.timed_out
 
 
-def test_timeout_then_success(fake):
-    fake.queue("{}", delay=30.0)
-    fake.queue('{"late": false}')
-    sleeps: list[float] = []
-    with make_client(fake, sleeps, timeout=0.3) as client:
-        result = client.complete(MESSAGES)
-    assert result.calls == 2 and result.text == '{"late": false}'
+def test_the_timeout_grows_with_the_answer_a_call_may_write(fake):
+    with make_client(fake, timeout=10, timeout_per_token=0.5, max_output_tokens=1000) as client:
+        assert client.call_timeout(100) == 60.0
+        assert client.call_timeout(5000) == 510.0  # capped by llm.max_output_tokens
+        assert client.payload(MESSAGES, max_tokens=100)["max_tokens"] == 100
+    fake.queue("{}", delay=0.6)
+    fake.queue("{}", delay=0.6)
+    with make_client(fake, [], timeout=0.2, timeout_per_token=0.01, max_retries=0) as client:
+        assert client.complete(MESSAGES, max_tokens=300).text == "{}"  # 3.2 s for 300 tokens
+        with pytest.raises(LLMFailure) as err:
+            client.complete(MESSAGES, max_tokens=1)  # 0.21 s for one
+    assert err.value.timed_out and fake.requests[1]["body"]["max_tokens"] == 1
 
 
 # -- hostile or broken replies -----------------------------------------------------------------------------------

@@ -52,6 +52,8 @@ def distill_cmd(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success, even on a "
                                         "terminal (warnings and errors still go to stderr).")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="offline | llm | auto (default "
+                                                  "distill.engine): who writes the cards.")] = None,
 ) -> None:
     """Turn pending episodes into memory cards with the configured OpenAI-compatible LLM, or with the offline
     engine when no endpoint is configured (distill.engine in memvault.yaml).
@@ -76,8 +78,9 @@ def distill_cmd(
     if explain and not auto:
         raise UsageError("--explain goes with --auto")
     # auto.upgrade: cron also lets the LLM re-read what only the offline engine read, once an endpoint exists.
+    chosen = engines.resolve(vault.config, engine)
     auto_upgrade = (auto and not upgrade and bool(vault.config.section("auto").get("upgrade"))
-                    and engines.resolve(vault.config) == "llm")
+                    and chosen == "llm")
     if auto:
         decision = svc.auto_decision(vault, os.environ, now=now, project=project, upgrade=auto_upgrade)
         for warning in decision.warnings:
@@ -99,7 +102,7 @@ def distill_cmd(
         summary = svc.distill(vault, os.environ, dry_run=dry_run, max_calls=max_calls, max_episodes=max_episodes,
                               project=project, now=now,
                               on_progress=None if as_json else _progress_printer(quiet),
-                              upgrade=upgrading)
+                              upgrade=upgrading, engine=chosen)
         summaries.append(summary)
         if not dry_run:
             cards_changed(vault)
@@ -176,9 +179,11 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, tal
             "distilled again and their cards kept")
     for message in summary.errors:
         err(message)
-    if summary.failed_episodes:
-        ids = summary.failed_episodes
-        err(f"{len(ids)} episodes not distilled; they stay pending for the next run: {', '.join(ids[:5])}"
+    if summary.failed_episodes or summary.untried_episodes:
+        ids = [*summary.failed_episodes, *summary.untried_episodes]
+        why = (f"{len(summary.failed_episodes)} in failed batches, {len(summary.untried_episodes)} not sent after "
+               "the endpoint failed" if summary.untried_episodes else "their batches failed")
+        err(f"{len(ids)} episodes not distilled ({why}); they stay pending for the next run: {', '.join(ids[:5])}"
             + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
     unread = summary.nothing.get("unread_language", 0)
     if unread and not dry_run:
@@ -186,6 +191,11 @@ def _report(summary, *, as_json: bool, dry_run: bool, max_calls: int | None, tal
         # "success" hid exactly this (42 French and Korean turns, 0 cards). Outcome: said even to cron's mail.
         err(f"warning: {unread} turns are in a language the offline engine does not read and gave no card; "
             "set llm.base_url in memvault.yaml and run `memvault distill --upgrade` to read them with a model")
+    fell_back = [s for s in summary.suspect if s["outcome"] == "offline"]
+    if fell_back:
+        n = sum(len(s["episodes"]) for s in fell_back)
+        err(f"warning: the model found nothing in {n} episodes where the offline engine finds facts; their "
+            "offline cards are kept (tagged offline-fallback) and `memvault distill --upgrade` sends them again")
     if as_json:
         print_json({**summary.to_json(), **(extra or {})})
     elif dry_run:

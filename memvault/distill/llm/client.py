@@ -35,9 +35,11 @@ _BACKOFF_BASE = 1.0
 class _Transient(Exception):
     """One attempt failed in a way worth retrying; `reason` is safe to show."""
 
-    def __init__(self, reason: str, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, reason: str, status: int | None = None, retry_after: float | None = None,
+                 timed_out: bool = False):
         super().__init__(reason)
         self.reason = reason
+        self.timed_out = timed_out
         self.status = status
         self.retry_after = retry_after
 
@@ -104,14 +106,15 @@ class Client:
         self.close()
 
     # -- requests --------------------------------------------------------------------------------------------
-    def payload(self, messages: list[dict], *, schema: dict | None = None, schema_name: str = "cards") -> dict:
+    def payload(self, messages: list[dict], *, schema: dict | None = None, schema_name: str = "cards",
+                max_tokens: int | None = None) -> dict:
         """The request body complete() sends (exposed so dry runs and tests can inspect it)."""
         s = self.settings
         body: dict[str, Any] = {
             "model": s.model,
             "messages": messages,
             "temperature": s.temperature,
-            "max_tokens": s.max_output_tokens,
+            "max_tokens": self._max_tokens(max_tokens),
             "stream": False,
         }
         if s.json_mode == "json_schema" and schema is not None:
@@ -124,17 +127,36 @@ class Client:
             body["response_format"] = {"type": "json_object"}
         return body
 
+    def _max_tokens(self, max_tokens: int | None) -> int:
+        cap = self.settings.max_output_tokens
+        return cap if max_tokens is None else max(1, min(cap, int(max_tokens)))
+
+    def call_timeout(self, max_tokens: int | None = None) -> float:
+        """Seconds one attempt may take: llm.timeout plus llm.per_token_timeout for each token it may write."""
+        s = self.settings
+        return s.timeout + max(0.0, s.timeout_per_token) * self._max_tokens(max_tokens)
+
     def complete(
-        self, messages: list[dict], *, schema: dict | None = None, schema_name: str = "cards"
+        self, messages: list[dict], *, schema: dict | None = None, schema_name: str = "cards",
+        max_tokens: int | None = None,
     ) -> Completion:
-        data = json.dumps(self.payload(messages, schema=schema, schema_name=schema_name),
+        """The reply to `messages`, asking for at most `max_tokens` (llm.max_output_tokens caps it).
+
+        429, 5xx and broken connections are retried with backoff; a timeout is not (raises LLMFailure with
+        timed_out): a local server that answers one request at a time may still be computing this one, and a
+        retry would make it compute the same answer again. The caller asks again for less (a smaller batch)."""
+        data = json.dumps(self.payload(messages, schema=schema, schema_name=schema_name, max_tokens=max_tokens),
                           ensure_ascii=False).encode("utf-8")
+        timeout = self.call_timeout(max_tokens)
         attempts = 0
         while True:
             attempts += 1
             try:
-                raw = self._attempt(data, attempts)
+                raw = self._attempt(data, attempts, timeout)
             except _Transient as failure:
+                if failure.timed_out:
+                    raise LLMFailure(f"LLM endpoint {self.endpoint} did not answer within {timeout:.0f} s "
+                                     f"({failure.reason}); not retried", attempts=attempts, timed_out=True) from None
                 if attempts > self.settings.max_retries:
                     raise LLMFailure(
                         f"LLM endpoint {self.endpoint} failed: {failure.reason} after {attempts} attempts",
@@ -152,26 +174,31 @@ class Client:
         step = min(cap, _BACKOFF_BASE * 2 ** (attempt - 1))
         return step * (0.5 + 0.5 * self._random())
 
-    def _attempt(self, data: bytes, attempt: int) -> bytes:
+    def _attempt(self, data: bytes, attempt: int, timeout: float) -> bytes:
         """One POST. Returns the body of a 200; raises _Transient (retry) or LLMFailure (give up)."""
         import httpx
 
         started = time.monotonic()
         try:
-            with self._client().stream("POST", self.url, content=data, headers=self._headers) as resp:
+            with self._client().stream("POST", self.url, content=data, headers=self._headers,
+                                       timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))) as resp:
                 status = resp.status_code
                 if status == 200:
-                    return self._read_capped(resp, self.settings.max_response_bytes, started, fatal=True)
+                    return self._read_capped(resp, self.settings.max_response_bytes, started, fatal=True,
+                                             timeout=timeout)
                 try:
-                    tag = error_tag(self._read_capped(resp, _MAX_ERROR_BYTES, started, fatal=False))
+                    tag = error_tag(self._read_capped(resp, _MAX_ERROR_BYTES, started, fatal=False,
+                                                      timeout=timeout))
                 except _Transient:
                     tag = ""
                 detail = f"HTTP {status}" + (f" ({tag})" if tag else "")
                 if status == 429 or 500 <= status <= 599:
                     raise _Transient(detail, status, self._retry_after(resp.headers))
                 raise LLMFailure(self._hint(status, detail), status=status, attempts=attempt)
+        except httpx.ConnectTimeout:
+            raise _Transient("connection timed out (ConnectTimeout)") from None  # nothing computed: retry
         except httpx.TimeoutException as exc:
-            raise _Transient(f"timed out ({type(exc).__name__})") from None
+            raise _Transient(f"timed out ({type(exc).__name__})", timed_out=True) from None
         except httpx.ConnectError as exc:
             # Certificate problems do not heal by waiting; say so at once.
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):
@@ -208,7 +235,7 @@ class Client:
             return f"{where} rejected the request as too large ({detail}): lower the batch size"
         return f"{where} rejected the request ({detail})"
 
-    def _read_capped(self, resp: Any, cap: int, started: float, *, fatal: bool) -> bytes:
+    def _read_capped(self, resp: Any, cap: int, started: float, *, fatal: bool, timeout: float) -> bytes:
         """Read at most `cap` decoded bytes of the body, never holding more than one chunk beyond it."""
         def too_big() -> LLMFailure:
             return LLMFailure(f"LLM endpoint {self.endpoint} sent a response larger than {cap} bytes")
@@ -229,8 +256,8 @@ class Client:
                         raise too_big()
                     return bytes(out[:cap])
             # The read timeout bounds each gap; this bounds a server that trickles bytes forever.
-            if time.monotonic() - started > self.settings.timeout:
-                raise _Transient("timed out (slow body)")
+            if time.monotonic() - started > timeout:
+                raise _Transient("timed out (slow body)", timed_out=True)
         return bytes(out)
 
     def _parse(self, raw: bytes, messages: list[dict], attempts: int) -> Completion:

@@ -18,6 +18,9 @@ class LLMSettings:
     model: str
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
+    # Seconds per output token a call may ask for, added to `timeout`: a small model on a CPU writes a few tokens
+    # a second, so a call's time grows with the answer it may give (issue 33).
+    timeout_per_token: float = 0.25
     temperature: float = 0.0
     max_output_tokens: int = 4096
     json_mode: str = "json_object"
@@ -40,10 +43,13 @@ class Completion:
 
 
 class LLMFailure(LLMError):
-    """The endpoint could not give us a usable reply (network, HTTP status, protocol, size)."""
+    """The endpoint could not give us a usable reply (network, HTTP status, protocol, size). `timed_out`: the
+    endpoint did not answer in time (never retried: the server may still be computing the same request)."""
 
-    def __init__(self, message: str, *, kind: str = "llm_error", status: int | None = None, attempts: int = 0):
+    def __init__(self, message: str, *, kind: str = "llm_error", status: int | None = None, attempts: int = 0,
+                 timed_out: bool = False):
         super().__init__(message)
+        self.timed_out = timed_out
         self.kind = kind
         self.status = status
         self.attempts = attempts

@@ -221,6 +221,26 @@ def print_table(name: str, s: dict) -> None:
                 print(f"    {cat:11s}" + " ".join(f"{r[k]:9.3f}" for k in keys) + f"  {r['n']:5d}")
 
 
+def engine_env(args) -> dict | None:
+    """The environment of every memvault command of a run (None, said on stderr, when --engine llm lacks its
+    endpoint): no stray MEMVAULT_* of the caller, one clock, and the endpoint for --engine llm."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    # One clock for every command, here and in the subprocesses: card ids and run ids derive from it, and ties
+    # in a ranking fall to ids, so without it two runs of the same code differ by a question or two.
+    env["MEMVAULT_NOW"] = os.environ["MEMVAULT_NOW"] = NOW
+    # distill.engine is `auto`: the offline engine unless an endpoint is set below.
+    if args.engine == "llm":
+        if not args.base_url:
+            print("--engine llm needs --base-url", file=sys.stderr)
+            return None
+        env["MEMVAULT_LLM_BASE_URL"] = args.base_url
+        if args.model:
+            env["MEMVAULT_LLM_MODEL"] = args.model
+        if args.timeout:
+            env["MEMVAULT_LLM_TIMEOUT"] = str(args.timeout)
+    return env
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="prepared LoCoMo folder (chats/, questions.jsonl)")
@@ -239,20 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "questions.jsonl").is_file():
         print(f"{args.data}: no questions.jsonl (expected a prepared LoCoMo folder)", file=sys.stderr)
         return 2
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    # One clock for every command, here and in the subprocesses: card ids and run ids derive from it, and ties
-    # in a ranking fall to ids, so without it two runs of the same code differ by a question or two.
-    env["MEMVAULT_NOW"] = os.environ["MEMVAULT_NOW"] = NOW
-    # distill.engine is `auto`: the offline engine unless an endpoint is set below.
-    if args.engine == "llm":
-        if not args.base_url:
-            print("--engine llm needs --base-url", file=sys.stderr)
-            return 2
-        env["MEMVAULT_LLM_BASE_URL"] = args.base_url
-        if args.model:
-            env["MEMVAULT_LLM_MODEL"] = args.model
-        if args.timeout:
-            env["MEMVAULT_LLM_TIMEOUT"] = str(args.timeout)
+    env = engine_env(args)
+    if env is None:
+        return 2
     wanted = [int(c) for c in args.convs.split(",") if c.strip()]
     questions = [json.loads(line) for line in (args.data / "questions.jsonl").read_text(encoding="utf-8").splitlines()
                  if line.strip()]

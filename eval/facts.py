@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import statistics
@@ -43,7 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from e2e import NOW, build_vault, episode_refs  # noqa: E402
+from e2e import build_vault, engine_env, episode_refs  # noqa: E402
 
 TUNE, HELD_OUT = (0, 1, 2), (3, 4)
 WORD = re.compile(r"[a-z0-9]+")
@@ -217,17 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "observations.jsonl").is_file():
         print(f"{args.data}: no observations.jsonl (expected a prepared LoCoMo folder)", file=sys.stderr)
         return 2
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env["MEMVAULT_NOW"] = os.environ["MEMVAULT_NOW"] = NOW
-    if args.engine == "llm":
-        if not args.base_url:
-            print("--engine llm needs --base-url", file=sys.stderr)
-            return 2
-        env["MEMVAULT_LLM_BASE_URL"] = args.base_url
-        if args.model:
-            env["MEMVAULT_LLM_MODEL"] = args.model
-        if args.timeout:
-            env["MEMVAULT_LLM_TIMEOUT"] = str(args.timeout)
+    env = engine_env(args)
+    if env is None:
+        return 2
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as tmpname:

@@ -85,7 +85,13 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         except VaultFormatError as exc:
             errors.append(exc)
             continue
-        if pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)[1] is not None:
+        fresh = pages.page_update(vault, path.stem, by_slug.get(path.stem, []), None)[1]
+        if fresh is not None and _same_links(path, fresh):
+            # Trigger: the block lists the right cards in the flat layout of before issue 32's profile (Now /
+            # History). Why: an upgrade is no damage, and exit 3 would page cron. Outcome: a warning.
+            report.warnings.append(f"{vault.rel(path)}: generated block in the previous layout: `memvault reindex` "
+                                   "rewrites it as a profile")
+        elif fresh is not None:
             errors.append(VaultFormatError(vault.rel(path), None, "generated block is out of date (after a git "
                                            "merge or a hand edit): run `memvault doctor --fix` or `memvault reindex`"))
     for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *vault.journal_files()]:
@@ -105,6 +111,17 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     errors += _scan_secrets(vault)
     report.problems = [str(e.message) for e in errors if e.path not in excused]
     return report
+
+
+def _same_links(path: Path, fresh: str) -> bool:
+    """The page's card lines are the fresh block's, in another order or layout."""
+    def links(text: str) -> list[str]:
+        return sorted(line for line in text.splitlines() if line.startswith("- [["))
+
+    try:
+        return links(path.read_text(encoding="utf-8")) == links(fresh)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _unread_warning(vault: Vault, journal: list[dict], report: DoctorReport) -> None:

@@ -147,3 +147,27 @@ def test_a_pack_pins_stated_rules_not_a_persons_likes_and_puts_the_answer_first(
     assert "DoorDash" in entries[0]["title"], entries
     pinned = [e for e in entries if e["pinned"]]
     assert [e["title"] for e in pinned] == ["Always answer in English"], pinned
+
+
+def test_an_entity_page_in_the_flat_layout_of_before_is_a_warning_and_reindex_makes_it_a_profile(tmp_path):
+    root = vault(tmp_path)
+    distil(root, chat([("The deploy target is Fly.io.", "OK.")]))
+    distil(root, chat([("Actually we switched: the deploy target is now Hetzner, not Fly.io.", "Noted.")],
+                       session="s2"))
+    page = root / "entities" / "fly-io.md"
+    text = page.read_text(encoding="utf-8")
+    assert "**Now**" in text and "**History**" in text, text
+    links = [ln for ln in text.splitlines() if ln.startswith("- [[")]
+    assert len(links) == 2 and "· superseded" in text.split("**History**")[1]
+    # the layout of before this stop: the same lines, flat
+    head, _, rest = text.partition("<!-- memvault:begin -->\n")
+    _block, _, tail = rest.partition("<!-- memvault:end -->")
+    page.write_text(head + "<!-- memvault:begin -->\n" + "\n".join(links) + "\n<!-- memvault:end -->" + tail,
+                    encoding="utf-8")
+    done = cli(root, "doctor")
+    assert done.returncode == 0 and "previous layout" in done.stderr, done.stderr
+    page.write_text(head + "<!-- memvault:begin -->\n" + links[0] + "\n<!-- memvault:end -->" + tail,
+                    encoding="utf-8")  # a card missing: damage, as before
+    assert cli(root, "doctor").returncode == 3
+    assert cli(root, "reindex").returncode == 0
+    assert page.read_text(encoding="utf-8") == text

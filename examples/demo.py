@@ -151,7 +151,7 @@ def main() -> None:
             print("\n# where a card came from: `show` prints it with the turns it was distilled from (redacted, as"
                   "\n# captured) and its supersede chain (* marks this card)")
             sh("show", card)
-        print("\n# a memory pack for the next prompt: pinned preferences and the current state first")
+        print("\n# a memory pack for the next prompt: what answers the question first (the current state), then the pinned preferences")
         sh("context", "alert job queue 任务队列", "--project", "tidepool")
         sh("doctor", "-v")
         print(f"\n# the vault was {vault}; it is deleted now.\n# {own_vault_hint()}")

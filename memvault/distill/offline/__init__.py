@@ -143,6 +143,17 @@ _CHEER = re.compile(r"\b(?:here (?:for|to) (?:you|help|listen|cheer)|cheer(?:ing
 _TO_YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
 
 
+# Showing a photo ("Here's a photo of John in this pose", "Check out this pic"): what it shows is no statement.
+_SHOWING = re.compile(r"^(?:\w+: )?(?:here's|here is|check (?:out )?this|look at this|take a look at)\b.{0,40}?"
+                      r"\b(?:photo|pic|picture|shot|snap|pics|photos)\b", re.IGNORECASE)
+
+
+# A judgement of something just shown or said ("That book is really something", "Family time is great",
+# "Moments like that make Tim love sports"): about the moment, not a fact of the speaker's life.
+_JUDGED = re.compile(r"^(?:\w+: )?(?:that|this|those|these|it|moments like (?:that|this|these)|\w+ time)\b(?:'s)?"
+                     r"(?:\s+\w+){0,3}?\s+(?:is|was|are|were|'s|makes?|made|sounds?|looks?)\b", re.IGNORECASE)
+
+
 def _one_memory(said: list[dict]) -> list[dict]:
     """What a named speaker says in one message, as one card (its body holds the whole of what they told): the
     first statement's title; a photo shown with nothing said is no memory; a state change stays a card of its
@@ -150,6 +161,7 @@ def _one_memory(said: list[dict]) -> list[dict]:
     keep = [c for c in said if c["kind"] == "state"]
     told = [c for c in said if c["kind"] != "state" and not _PHOTO_ONLY.match(c["title"])
             and not _CHEER.search(c["title"]) and not _TO_YOU.search(c["title"])
+            and not _SHOWING.search(c["title"]) and not _JUDGED.search(c["title"])
             and _substance(c["body"]) >= MIN_WORDS]
     return keep + told[:1]
 
@@ -183,7 +195,7 @@ def _told_card(told: str, i: int, name: str) -> list[dict]:
     if len(words) < FALLBACK_WORDS or name not in told:
         return []
     title = told.split(". ")[0]
-    if _REPORTED.search(title) or _WISH.search(title):
+    if _REPORTED.search(title) or _WISH.search(title) or _JUDGED.search(title) or _SHOWING.search(title):
         return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory
     return [_card("create", "event", title, _cut(told, 900), (name,), i)]
 

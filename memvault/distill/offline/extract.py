@@ -120,8 +120,17 @@ def _user_text(text: str) -> str:
         if stripped.startswith(">") or (stripped.startswith(("    ", "\t")) and not _is_zh(stripped)):
             lines.append("")
             continue
-        lines.append(_QUOTED.sub(" ", line))
+        lines.append(_QUOTED.sub(_unquote, line))
     return "\n".join(lines)
+
+
+def _unquote(m: re.Match[str]) -> str:
+    """Quoted words go, but a short quoted name stays, unquoted (a book: 'I reread "The Alchemist"')."""
+    inner = m.group(0)[1:-1].strip()
+    if m.group(0)[0] in "\"“" and 0 < len(inner.split()) <= 4 and inner[:1].isupper() and not _CJK.search(inner) \
+            and not re.search(r"[.!?,;:]", inner):
+        return inner
+    return " "
 
 
 def _disqualified(sentence: str) -> bool:

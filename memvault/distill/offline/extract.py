@@ -127,7 +127,7 @@ def _user_text(text: str) -> str:
 def _unquote(m: re.Match[str]) -> str:
     """Quoted words go, but a short quoted name stays, unquoted (a book: 'I reread "The Alchemist"')."""
     inner = m.group(0)[1:-1].strip()
-    if m.group(0)[0] in "\"“" and 0 < len(inner.split()) <= 4 and inner[:1].isupper() and not _CJK.search(inner) \
+    if m.group(0)[0] in "\"“" and 0 < len(inner.split()) <= 6 and inner[:1].isupper() and not _CJK.search(inner) \
             and not re.search(r"[.!?,;:]", inner):
         return inner
     return " "

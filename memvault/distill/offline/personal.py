@@ -55,7 +55,7 @@ _CHATTER = re.compile(r"^(?:hey|hi|hello|thanks|thank you|thx|wow|congrats|congr
                       r"talk (?:to you )?soon|see you|bye|cheers|aww+|omg|yay|sounds (?:good|great|fun)|"
                       r"that's|that is|that was|it's|it is|it was|you|your|you're|you've|what a|so cool|"
                       r"so great|nice|cool|awesome|great|lovely|amazing|glad|sounds|totally|agreed?|"
-                      r"(?:really )?appreciate|hope you|hope your|no worries|no problem)\b", _I)
+                      r"(?:really )?appreciate|hope you|hope your|no worries|no problem|same here|me too|ditto)\b", _I)
 # A plan: said as one ("planning", "thinking about", "signing up"), or a future ("I'll", "going to") with a
 # time ("next month", "on Saturday", "this summer"); a future without one is mostly a promise or cheer
 # ("We'll make it through this", "I'm gonna keep believing in myself").

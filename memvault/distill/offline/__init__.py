@@ -58,9 +58,10 @@ def voices(ep: Episode) -> list[tuple[str, str | None, str]]:
 def _statements(text: str) -> list[Statement]:
     """The cue tables' statements, or in a language they do not read, what anylang finds by signs that hold
     in any language."""
-    found = statements(text)
-    if not found and anylang.unread(text):
+    if anylang.unread(text):  # the cue tables' words would be false friends there ("Note pour plus tard")
         found = [Statement(kind, clause, 1, entities_of(clause)) for kind, clause in anylang.statements(text)]
+    else:
+        found = statements(text)
     return [st for st in found if not _only_redacted(st.text)]
 
 

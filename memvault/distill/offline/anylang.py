@@ -6,8 +6,14 @@ quote, and names something a reader would keep: a code identifier (`x`), a versi
 ("PostgreSQL 16", "8443", "85 %"), a made-up name (CamelCase, ALLCAPS, a dotted or dashed name: "Next.js",
 "tienda-lupita.mx"), a Latin-script name inside Japanese, Chinese or Korean text ("Rails 7 でいく"), a capitalised
 name inside a sentence where capitals are not every noun's (German), or a message opened by a short label and a
-colon ("Règle :", "Update:", "ルール："). Clauses that name nothing go with the statement before them. The kind
-comes from a small table of rule and choice words per language, else `fact`. Pure, deterministic.
+colon ("Règle :", "Update:", "ルール："), or says always or never ("回答はいつも短めで"; then each clause of that
+instruction with its own topic is one too). Not a statement: a hedge or a hypothetical ("peut-être", "falls",
+"もし"), thanks or a greeting. Clauses that name nothing go with the statement before them (one that comes first,
+"Le serveur de staging, c'est …", opens the next); "X for this and Y for that" (et, und, y…) is two statements
+when each side names something. What is not used ("React Native 는 안 써요") or dropped ("on abandonne
+PostgreSQL 16 : on passe à SQLite") goes with the statement beside it, and a negation alone is no card; "never X,
+always Y" is one rule. The kind comes from a small table of rule and choice words per language (how to answer is a
+preference), else `fact`. Pure, deterministic.
 """
 
 from __future__ import annotations
@@ -18,13 +24,24 @@ _I = re.IGNORECASE
 _HANGUL_KANA = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")
 _LATIN_WORD = re.compile(r"[A-Za-zÀ-ÿ]+")
 # English and Chinese are read by the cue tables; a Latin text whose function words are another language's is not.
-_ENGLISH = frozenset("the a an and is are was to of we i you it this that for with on in be will our my use "
-                     "let's please always never from not".split())
+# The most frequent function words of each language; a word both write ("a", "on", "in", "die") counts for neither.
+_ENGLISH = frozenset("""
+the an and is are was were to of we i you it this that for with be will our my use let's please always
+never from not have has do does did can should would there they he she his her at by as or if but so just what how
+when which
+""".split())
 _OTHER = frozenset("""
-le la les des du un une et est sont pour avec sur dans pas on nous je tu qu que ce c'est ne
-der die das und ist sind nicht wir ich du mit für auf von zu den dem ein eine bitte
-el los las y es son para con en por no nosotros yo que una del al
-o os as um uma para com em não nós eu
+le la les des du un une et est sont pour avec sur dans pas nous je tu qu que qui ce c'est ne mais ou où donc très
+aussi sera être avoir fait il elle ils elles au aux cette ces mon ma mes ton ta notre votre leur l j toujours jamais
+merci ça à tout tous toute toutes comme bien même sans chez depuis alors
+der die das und ist sind nicht wir ich du mit für auf von zu den dem ein eine einen einem einer bitte auch noch nur
+schon wird werden wurde kein keine keinen sich er ihr uns unser mein oder aber wenn dass wie im vom zum zur bei nach
+jeder jede jedes habe haben immer nie sonst weil wäre würde würden kann können soll sollte muss
+el los las y es son para con en por no nosotros yo una del al lo se está están pero muy también siempre nunca mis
+su sus nuestro este esta esto ese hay como más ya porque cuando fue ser vamos tenemos mucho muchas gracias qué
+o os um uma com em não nós eu você dos das na ao pelo pela é são mas muito sempre
+il gli della di che è sono non questo questa anche mai
+het een niet wij ik je van op te met voor maar ook altijd nooit
 """.split())
 _GERMAN = frozenset("der die das und ist sind nicht wir ich mit für auf von zu den dem ein eine bitte".split())
 _SENTENCE = re.compile(r"(?<=[.!])\s+|(?<=[。！])\s*|\n+")
@@ -38,17 +55,47 @@ _MADE_UP = re.compile(r"\b(?:[A-Za-z]+[A-Z][a-z]+\w*|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*
 _CAPITAL = re.compile(r"(?<=\s)[A-Z][a-zà-ÿ]{2,}")
 _ASIAN_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]{1,}")
 # Words that say what kind of statement it is, in the languages of the multilingual set and their neighbours.
-_RULE = re.compile(r"r[èe]gle|regel|regla|regra|jamais|toujours|immer|niemals|\bnie\b|siempre|nunca|sempre|"
-                   r"nunca|必ず|禁止|絶対|いつも|ルール|규칙|항상|절대|금지|무조건|반드시|doit|muss|debe|deve|"
-                   r"non négociable|obligatoire|pflicht|obligatorio", _I)
-_DECISION = re.compile(r"on part sur|on garde|on prend|on choisit|décid|wir nehmen|entschieden|vamos a usar|"
-                       r"vamos con|decidimos|nos quedamos|escolhemos|vamos usar|ことにし|でいく|にします|에?로 하기로|"
-                       r"하기로|결정", _I)
-_PREFERENCE = re.compile(r"préf[èe]r|je préfère|lieber|bevorzug|prefiero|prefer|antworte|réponds|responde|"
+# A Latin word is a whole word ("Codeberg" holds no "debe"); CJK words stand anywhere.
+_RULE = re.compile(r"\b(?:r[èe]gles?|regeln?|reglas?|regras?|jamais|toujours|immer|niemals|nie|siempre|nunca|"
+                   r"sempre|doit|doivent|muss|müssen|debe|deben|deve|devem|non négociable|obligatoire|pflicht|"
+                   r"obligatorio)\b|"
+                   r"必ず|禁止|絶対|いつも|ルール|규칙|항상|절대|금지|무조건|반드시", _I)
+_DECISION = re.compile(r"\b(?:on part sur|on garde|on prend|on choisit|décid|wir nehmen|entschieden|vamos a usar|"
+                       r"vamos con|decidimos|nos quedamos|escolhemos|vamos usar)|ことにし|でいく|にします|에?로 하기로|"
+                       r"하기로|기로 했|결정", _I)
+_PREFERENCE = re.compile(r"\b(?:préf[èe]r|lieber|bevorzug|prefiero|prefer|antworte|réponds|responde)|"
                          r"てください|ほしい|주세요|좋아", _I)
-_STATE = re.compile(r"finalement|désormais|maintenant|umgestiegen|gewechselt|jetzt|dejamos|ahora|cambio de|"
+_STATE = re.compile(r"\b(?:finalement|désormais|maintenant|umgestiegen|gewechselt|jetzt|dejamos|ahora|cambio de)|"
                     r"移行|変更|옮겼|바꿨|변경", _I)
 _REPORTED_NO = re.compile(r"n'ai jamais dit|nie gesagt|nunca dije|nunca disse|言ってない|안 했", _I)
+# How the assistant should answer (its language, length, style) is a preference, even said with "always".
+_ANSWER = re.compile(r"\b(?:r[ée]pon[ds]|antwort|respond|respuesta|rispond)|回答|返答|返事|답변|대답|답장", _I)
+# Not a statement: a hedge or a hypothetical ("peut-être un jour", "falls wir", "もし…"), thanks or a greeting.
+_UNSURE = re.compile(r"\bpeut-être\b|\bprobablement\b|\bvielleicht\b|\beventuell\b|\birgendwann\b|\bfalls\b|"
+                     r"\bwas wäre\b|\bquizás?\b|\btal vez\b|\ba lo mejor\b|\btalvez\b|\bforse\b|\bet si\b|\by si\b|"
+                     r"\bsi jamais\b|\bse um dia\b|たぶん|多分|かもしれ|もし|아마|혹시|만약", _I)
+_SMALL_TALK = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:muchas |mil |vielen )?(?:merci(?! de| d')|danke(?!, dass)|gracias|obrigad[oa]|grazie|bedankt|ありがとう|감사|고마워|고맙|"
+                         r"bonjour|bonsoir|salut|hallo|guten (?:morgen|tag|abend)|hola|buenos días|buenas|olá|ciao|"
+                         r"こんにちは|おはよう|안녕)|ありがとう|감사합니다|고마워|고맙습니다", _I)
+_GREETING = re.compile(r"\W*(?:bonjour|bonsoir|salut|hallo|hola|buenas|olá|ciao|coucou|moin|servus|こんにちは|"
+                       r"안녕하세요|안녕)\W*(?:\s+\w+)?\W*", _I)
+# A clause that says what is not used ("React Native 는 안 써요", "kein Java mehr") tells the statement beside it and
+# is no card alone (a negation is no memory); one that also says never/always is a rule ("ne … jamais"). What is
+# dropped ("on abandonne PostgreSQL 16") goes with what replaces it, and alone is a card ("we dropped Redis").
+_NOT = re.compile(r"\bne\b|\bn'|\bpas\b|\bkein\w*|\bnicht\b|\bno\b|\bnão\b|\bnon\b|\bniet\b|\bgeen\b|"
+                  r"ない|ません|(?:^|\s)안\s|않|못\s", _I)
+_DROP = re.compile(r"abandonn|laisse tomber|aufgegeben|\bdejamos\b|\babandon|やめ|止め|그만", _I)
+# Never / always: a standing instruction even when it names nothing ("回答はいつも短めで"); a prohibition then
+# what to do instead ("jamais de print(), toujours logging") is one rule.
+_NEVER = re.compile(r"jamais|\bnie\b|niemals|nunca|\bnever\b|禁止|しない|금지|절대|하지 마", _I)
+_ALWAYS = re.compile(r"toujours|immer|siempre|sempre|\balways\b|必ず|いつも|常に|무조건|반드시|항상", _I)
+# German writes every noun with a capital, so a name is no sign there: a choice or a rule word is ("Wir nehmen
+# Caddy als Proxy").
+_CUED = re.compile(r"\b(?:wir nehmen|nehmen wir|entschieden|regel|immer|niemals|nie|muss|müssen|bitte)\b", _I)
+_TOPIC = re.compile(r"\Sは|\S[은는]\s")
+_STILL = re.compile(r"immer noch|toujours pas|toujours aussi|siempre que|noch nie", _I)
+_AND = re.compile(r"\s+(?:et|und|y|e|and|sowie|ainsi que)\s+", _I)
+_LEAD = re.compile(r"^(?:et|und|y|e|and|mais|aber|pero|but|donc|also|pues|puis|dann|ok|okay|bon|alors)\b[\s,]*", _I)
 
 
 def unread(text: str) -> bool:
@@ -56,7 +103,7 @@ def unread(text: str) -> bool:
     function words are mostly another language's than English."""
     if _HANGUL_KANA.search(text):
         return True
-    words = [w.lower() for w in _LATIN_WORD.findall(text)]
+    words = [w.lower() for w in _LATIN_WORD.findall(_CODE.sub(" ", _FENCE.sub(" ", text)))]
     other = sum(w in _OTHER for w in words)
     return other >= 2 and other > 2 * sum(w in _ENGLISH for w in words)
 
@@ -70,12 +117,15 @@ def _names(clause: str, german: bool, asian: bool) -> bool:
         return True
     if asian:
         return bool(_ASIAN_LATIN.search(clause))
-    return not german and bool(_CAPITAL.search(" " + clause.strip()[1:]))
+    # a capital that opens the clause is no sign ("¡Genial", "Stripe para…" after "y" is one: see _split_and)
+    return not german and bool(_CAPITAL.search(" " + clause.strip(" ¡¿\"'(«")[1:]))
 
 
 def kind_of(text: str) -> str:
     if _STATE.search(text) and re.search(r"\b(?:von|de|from)\b.+\b(?:auf|à|a|to)\b|から|에서", text, _I):
         return "fact"  # a change: the new value is a fact (the supersede comes from the cues where they read it)
+    if _ANSWER.search(text):
+        return "preference"
     if _RULE.search(text):
         return "rule"
     if _DECISION.search(text):
@@ -85,34 +135,97 @@ def kind_of(text: str) -> str:
     return "fact"
 
 
+def _words(clause: str, asian: bool) -> int:
+    return len(clause) // 3 if asian else len(clause.split())
+
+
+def _split_and(clause: str, german: bool, asian: bool) -> list[str]:
+    """"X para el frontend y Stripe para los pagos": two statements when each side names something and says
+    more than a name (a bare "FastAPI et PostgreSQL" stays one)."""
+    if asian:
+        return [clause]
+    out = [clause]
+    for m in reversed(list(_AND.finditer(clause))):
+        left, right = clause[: m.start()], clause[m.end():]
+        if len(left.split()) >= 3 and len(right.split()) >= 3 and _names(left, german, asian) \
+                and _names(m.group(0).strip() + " " + right, german, asian):  # "y Stripe": not sentence-initial
+            return [*_split_and(left, german, asian), clause[m.start():].strip()]  # _LEAD drops the "y"
+    return out
+
+
+def _standing(clause: str) -> bool:
+    """Says always or never (not "still"): an instruction that holds, even when it names nothing."""
+    return bool((_ALWAYS.search(clause) or _NEVER.search(clause)) and not _STILL.search(clause))
+
+
+def _own_topic(clause: str, asian: bool) -> bool:
+    """A clause with its own topic ("코드 주석은 …", "コメントは …"), not the rest of the one before ("コマンド中心に
+    してください"); in a Latin language, any clause of three words or more."""
+    return bool(_TOPIC.search(clause)) if asian else len(clause.split()) >= 3
+
+
+def _negated(clause: str) -> bool:
+    """Says what is not used, and no rule ("ne … jamais", "금지" are rules)."""
+    return bool(_NOT.search(clause)) and not _RULE.search(clause)
+
+
+def _aside(clause: str) -> bool:
+    """Tells the statement beside it, not one of its own: what is not used or what is dropped."""
+    return _negated(clause) or bool(_DROP.search(clause))
+
+
+def _rule_pair(a: str, b: str) -> bool:
+    """A prohibition and what to do instead, either way round: "jamais de print(), toujours logging"."""
+    return bool(_NEVER.search(a) and _ALWAYS.search(b) or _ALWAYS.search(a) and _NEVER.search(b))
+
+
+def _joined(a: str, b: str, asian: bool) -> str:
+    return a + ("、" if asian else ", ") + b
+
+
 def statements(text: str) -> list[tuple[str, str]]:
     """(kind, clause) for each statement of a message in a language the cue tables do not read."""
     text = _QUOTE.sub(" ", _FENCE.sub(" ", text or ""))
     words = {w.lower() for w in _LATIN_WORD.findall(text)}
     german = len(words & _GERMAN) >= 2
     headed = bool(_HEADER.match(text))
-    out: list[list[str]] = []
+    out: list[list] = []  # [kind, clause, negated: a clause that only tells what is not used or is dropped]
     for sentence in _SENTENCE.split(text):
         s = sentence.strip()
-        if not s or "?" in s or "？" in s or _REPORTED_NO.search(s):
+        if not s or "?" in s or "？" in s or _REPORTED_NO.search(s) or _UNSURE.search(s) or _SMALL_TALK.search(s):
             continue
         asian = _asian(s)
         parts: list[list] = []
+        topic = ""  # a clause naming nothing before the sentence's first statement: what the next one is about
         # Separators inside `code` are not clause ends; the label of a headed message ("Règle :") is no clause.
         guarded = _CODE.sub(lambda m: m.group(0).replace(",", "\0").replace(":", "\1"), s)
         clauses = [c.replace("\0", ",").replace("\1", ":") for c in _CLAUSE.split(guarded)]
         if headed and not out and len(clauses) > 1 and len(clauses[0].split()) <= 3:
             clauses = clauses[1:]
+        clauses = [x for c in clauses for x in _split_and(c, german, asian)]
+        # "Always answer in Korean, and write comments in English": each request of an instruction is a statement
+        standing = any(_standing(c) for c in clauses)
         for clause in clauses:
-            c = clause.strip(" .。!！")
-            if not c or _CODE.fullmatch(c):
+            named = _names(clause, german, asian)
+            c = _LEAD.sub("", clause.strip(" .。!！")).strip()
+            if not c or _CODE.fullmatch(c) or _GREETING.fullmatch(c):
                 continue  # an error message or a name in backticks alone is output, not a statement
             if parts and len(c.split()) <= 2 and not asian:
                 parts[-1][1] += ", " + c  # "…, pas Flask", "…, wegen JSONB": a detail of the clause before
                 continue
-            if _names(c, german, asian) or (headed and not out and not parts and len(c) > 8):
-                parts.append([kind_of(s), c])
+            prev = parts[-1] if parts else (out[-1] if out else None)
+            if prev and (_aside(c) or prev[2] or parts and _rule_pair(prev[1], c)):
+                # what is dropped goes with what replaces it; "never X, always Y" is one rule
+                prev[1] = _joined(prev[1], c, asian)
+                prev[2] = prev[2] and _aside(c)
+                continue
+            if named or (headed and not out and not parts and len(c) > 8) or (german and _CUED.search(c)) or (
+                    _words(c, asian) >= 3 and (_standing(c) or standing and _own_topic(c, asian))):
+                parts.append([kind_of(s), _joined(topic, c, asian) if topic else c, _aside(c)])
+                topic = ""
             elif parts:
-                parts[-1][1] += (", " if not asian else "、") + c
+                parts[-1][1] = _joined(parts[-1][1], c, asian)
+            elif _words(c, asian) >= 3 and not headed and not _negated(c):
+                topic = _joined(topic, c, asian) if topic else c
         out.extend(parts)
-    return [(k, c) for k, c in out]
+    return [(k, c) for k, c, aside in out if not (aside and _negated(c))]

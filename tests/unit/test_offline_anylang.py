@@ -1,0 +1,116 @@
+"""The offline engine's language-independent path (distill/offline/anylang.py), by class of false or lost card
+found on the tuning half of issue 32's multilingual set: each test holds sentences written for it (not the set's)
+in at least two languages, and what the path must and must not make of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.distill.offline import anylang, episode_statements
+from memvault.model import Episode
+
+
+def said(text: str) -> list[tuple[str, str]]:
+    assert anylang.unread(text), text
+    return anylang.statements(text)
+
+
+def titles(text: str) -> list[str]:
+    return [clause for _kind, clause in said(text)]
+
+
+def statements_of(user: str) -> list[str]:
+    """What the offline engine takes from a user's message, whichever path reads it."""
+    ep = Episode(id="e1", at="2026-01-01T00:00:00Z", project="p", session="s", turn=1, user=user, assistant="OK")
+    return [st.text for st in episode_statements(ep)]
+
+
+@pytest.mark.parametrize("text", [
+    "Regla del equipo: nunca se hace merge a producción sin revisión.",  # "a" is Spanish too
+    "Regel: Jeder Service braucht einen Healthcheck, sonst wird nicht deployt.",
+    "Finalement on abandonne Redis pour l'instant : on passe à un cache en mémoire.",  # "on", "a": French too
+    "Was wäre, wenn wir stattdessen Kafka nehmen würden?",
+])
+def test_a_short_message_whose_function_words_english_shares_is_still_read_as_its_language(text):
+    assert anylang.unread(text)
+
+
+@pytest.mark.parametrize("text", [
+    "We use Postgres in production on a VPS.", "The deploy target is now Hetzner, not Fly.io.",
+    "ok", "Die hard fan here, see you on Friday!", "以后都用 pnpm，不要再用 npm 了。",
+    "Always run `make lint` before you push. It is in `scripts/ci.sh`: pas de merge sinon",
+])
+def test_english_and_chinese_stay_with_the_cue_tables(text):
+    assert not anylang.unread(text)
+
+
+def test_a_clause_saying_what_is_not_used_goes_with_the_statement_and_alone_makes_no_card():
+    assert titles("앱은 Flutter 로 만들기로 했어요. React Native 는 안 써요.") == [
+        "앱은 Flutter 로 만들기로 했어요、React Native 는 안 써요"]
+    assert titles("Wir nehmen Caddy als Proxy für alle Dienste. Nginx nutzen wir nicht mehr.") == [
+        "Wir nehmen Caddy als Proxy für alle Dienste, Nginx nutzen wir nicht mehr"]
+    for alone in ("Nous n'utilisons pas Redis pour le cache.", "No usamos Docker Swarm en el servidor.",
+                  "Kubernetes 는 안 써요."):
+        assert said(alone) == [], alone
+    # "ne … jamais" is a rule, not a negation
+    assert said("Une PR ne dépasse jamais 300 lignes.") == [("rule", "Une PR ne dépasse jamais 300 lignes")]
+
+
+def test_what_is_dropped_goes_with_what_replaces_it_in_one_card():
+    assert titles("Finalement on abandonne MongoDB : on passe à PostgreSQL 16 pour tout.") == [
+        "Finalement on abandonne MongoDB, on passe à PostgreSQL 16 pour tout"]
+    assert titles("Dejamos Heroku y pasamos todo a Render por el precio.") == [
+        "Dejamos Heroku y pasamos todo a Render por el precio"]
+
+
+def test_never_x_always_y_is_one_rule_in_any_language():
+    assert said("Jamais de `console.log` en production, on passe toujours par `pino`.") == [
+        ("rule", "Jamais de `console.log` en production, on passe toujours par `pino`")]
+    assert said("develop 브랜치에 직접 커밋 금지, 무조건 MR 로 올려야 해요.") == [
+        ("rule", "develop 브랜치에 직접 커밋 금지、무조건 MR 로 올려야 해요")]
+
+
+def test_two_things_joined_by_and_are_two_statements_when_each_side_names_one():
+    assert titles("Usamos Vue 3 para el panel de control y Supabase para la autenticación.") == [
+        "Usamos Vue 3 para el panel de control", "Supabase para la autenticación"]
+    assert titles("Le dépôt est sur git.example.org et la CI tourne sur Woodpecker 2.") == [
+        "Le dépôt est sur git.example.org", "la CI tourne sur Woodpecker 2"]
+    assert titles("On déploie avec Docker Compose et Traefik.") == ["On déploie avec Docker Compose et Traefik"]
+
+
+def test_an_instruction_that_holds_is_a_statement_even_naming_nothing_and_each_of_its_topics_is_one():
+    assert said("返事はいつも丁寧語で、箇条書き中心にしてください。") == [
+        ("preference", "返事はいつも丁寧語で、箇条書き中心にしてください")]
+    assert said("대답은 항상 존댓말로 해 주시고, 변수 이름은 영어로 써 주세요.") == [
+        ("preference", "대답은 항상 존댓말로 해 주시고"), ("preference", "변수 이름은 영어로 써 주세요")]
+    assert said("Antworte bitte immer kurz und auf Deutsch.") == [
+        ("preference", "Antworte bitte immer kurz und auf Deutsch")]
+    assert said("Il est toujours aussi lent, ce serveur.") == []  # "still", not "always"
+
+
+@pytest.mark.parametrize("text", [
+    "¡Genial, muchas gracias por lo de Docker!", "Super, merci pour l'aide avec FastAPI !",
+    "Danke für die Hilfe mit Kubernetes!", "Kotlin のことありがとうございます！", "Docker 설정 감사합니다!",
+    "Peut-être qu'on passera sur Kubernetes un jour.", "Vielleicht nehmen wir irgendwann Rust 2.0.",
+    "Quizás usemos Astro 5 más adelante.", "たぶん Vue 3 に移行します。", "아마 Svelte 5 로 바꿀 것 같아요.",
+    "Hola!", "Bonjour Claude !",
+])
+def test_thanks_greetings_and_hedges_make_no_statement(text):
+    assert anylang.statements(text) == [] and statements_of(text) == []
+
+
+def test_a_topic_clause_that_names_nothing_opens_the_statement_after_it():
+    assert titles("Le serveur de sauvegarde, c'est backup.example.fr sur le port 2222.") == [
+        "Le serveur de sauvegarde, c'est backup.example.fr sur le port 2222"]
+    assert anylang.statements("Ok, on garde FastAPI.") == [("decision", "on garde FastAPI")]  # "Ok" opens nothing
+
+
+def test_a_kind_word_inside_a_name_is_no_kind_word():
+    # "Codeberg" holds the Spanish "debe" (must), "Nieder…" the German "nie" (never)
+    assert said("Le dépôt est sur Codeberg, pas sur GitHub.") == [("fact", "Le dépôt est sur Codeberg, pas sur GitHub")]
+    assert said("Der Server steht in der Niederlassung-Nord.")[0][0] == "fact"
+
+
+def test_english_cue_words_in_another_language_are_false_friends_not_cues():
+    got = statements_of("Note pour la suite : le certificat expire le 3 juin 2027, chez Let's Encrypt.")
+    assert "pour la suite" not in got and got[0].endswith("le certificat expire le 3 juin 2027"), got

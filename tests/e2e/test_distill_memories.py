@@ -171,3 +171,23 @@ def test_an_entity_page_in_the_flat_layout_of_before_is_a_warning_and_reindex_ma
     assert cli(root, "doctor").returncode == 3
     assert cli(root, "reindex").returncode == 0
     assert page.read_text(encoding="utf-8") == text
+
+
+def test_a_korean_and_a_german_log_give_one_card_per_instruction_and_none_for_negations_or_thanks(tmp_path):
+    root = vault(tmp_path)
+    got = distil(root, chat([
+        ("앱은 Kotlin 으로 만들기로 했어요. Java 는 안 써요.", "좋아요."),
+        ("대답은 항상 존댓말로 해 주시고, 변수 이름은 영어로 써 주세요.", "네."),
+        ("develop 브랜치에 직접 커밋 금지, 무조건 MR 로 올려야 해요.", "알겠습니다."),
+        ("Docker 설정 감사합니다!", "천만에요."),
+        ("Wir nehmen Caddy als Proxy für alle Dienste. Nginx nutzen wir nicht mehr.", "Alles klar."),
+        ("Vielleicht nehmen wir irgendwann Traefik 3.", "Gern."),
+    ]))
+    by_title = {c["title"]: c["kind"] for c in got}
+    assert by_title == {
+        "앱은 Kotlin 으로 만들기로 했어요、Java 는 안 써요": "decision",
+        "대답은 항상 존댓말로 해 주시고": "preference",
+        "변수 이름은 영어로 써 주세요": "preference",
+        "develop 브랜치에 직접 커밋 금지、무조건 MR 로 올려야 해요": "rule",
+        "Wir nehmen Caddy als Proxy für alle Dienste, Nginx nutzen wir nicht mehr": "decision",
+    }, by_title

@@ -85,7 +85,9 @@ def test_an_instruction_that_holds_is_a_statement_even_naming_nothing_and_each_o
         ("preference", "대답은 항상 존댓말로 해 주시고"), ("preference", "변수 이름은 영어로 써 주세요")]
     assert said("Antworte bitte immer kurz und auf Deutsch.") == [
         ("preference", "Antworte bitte immer kurz und auf Deutsch")]
-    assert said("Il est toujours aussi lent, ce serveur.") == []  # "still", not "always"
+    for still in ("Il est toujours aussi lent, ce serveur.", "Ça plante toujours après la mise à jour.",
+                  "Der Build schlägt immer wieder fehl."):  # "still", "again and again": not "always"
+        assert said(still) == [], still
 
 
 @pytest.mark.parametrize("text", [
@@ -107,7 +109,8 @@ def test_a_topic_clause_that_names_nothing_opens_the_statement_after_it():
 
 def test_a_kind_word_inside_a_name_is_no_kind_word():
     # "Codeberg" holds the Spanish "debe" (must), "Nieder…" the German "nie" (never)
-    assert said("Le dépôt est sur Codeberg, pas sur GitHub.") == [("fact", "Le dépôt est sur Codeberg, pas sur GitHub")]
+    assert said("Le dépôt est sur Codeberg, pas sur GitHub.") == [
+        ("fact", "Le dépôt est sur Codeberg, pas sur GitHub")]
     assert said("Der Server steht in der Niederlassung-Nord.")[0][0] == "fact"
 
 

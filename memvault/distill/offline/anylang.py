@@ -43,7 +43,8 @@ o os um uma com em não nós eu você dos das na ao pelo pela é são mas muito 
 il gli della di che è sono non questo questa anche mai
 het een niet wij ik je van op te met voor maar ook altijd nooit
 """.split())
-_GERMAN = frozenset("der die das und ist sind nicht wir ich mit für auf von zu den dem ein eine bitte".split())
+_GERMAN = frozenset("""der die das und ist sind nicht wir ich mit für auf von zu den dem ein eine einen bitte immer
+wieder auch noch nur schon wird kein keine sich oder aber wenn dass wie im vom zum zur bei nach jeder sonst weil""".split())
 _SENTENCE = re.compile(r"(?<=[.!])\s+|(?<=[。！])\s*|\n+")
 _CLAUSE = re.compile(r"\s*[,;，、；]\s*|\s+[:：]\s+|(?<=[^\s\d])[:：]\s*")
 _HEADER = re.compile(r"^\s*[^\s:：,.?!]{1,20}(?:\s+[^\s:：,.?!]{1,20}){0,2}\s*[:：]\s*\S")
@@ -74,7 +75,8 @@ _ANSWER = re.compile(r"\b(?:r[ée]pon[ds]|antwort|respond|respuesta|rispond)|回
 _UNSURE = re.compile(r"\bpeut-être\b|\bprobablement\b|\bvielleicht\b|\beventuell\b|\birgendwann\b|\bfalls\b|"
                      r"\bwas wäre\b|\bquizás?\b|\btal vez\b|\ba lo mejor\b|\btalvez\b|\bforse\b|\bet si\b|\by si\b|"
                      r"\bsi jamais\b|\bse um dia\b|たぶん|多分|かもしれ|もし|아마|혹시|만약", _I)
-_SMALL_TALK = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:muchas |mil |vielen )?(?:merci(?! de| d')|danke(?!, dass)|gracias|obrigad[oa]|grazie|bedankt|ありがとう|감사|고마워|고맙|"
+_SMALL_TALK = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:muchas |mil |vielen )?(?:merci(?! de| d')|danke(?!, dass)|"
+                         r"gracias|obrigad[oa]|grazie|bedankt|ありがとう|감사|고마워|고맙|"
                          r"bonjour|bonsoir|salut|hallo|guten (?:morgen|tag|abend)|hola|buenos días|buenas|olá|ciao|"
                          r"こんにちは|おはよう|안녕)|ありがとう|감사합니다|고마워|고맙습니다", _I)
 _GREETING = re.compile(r"\W*(?:bonjour|bonsoir|salut|hallo|hola|buenas|olá|ciao|coucou|moin|servus|こんにちは|"
@@ -93,7 +95,9 @@ _ALWAYS = re.compile(r"toujours|immer|siempre|sempre|\balways\b|必ず|いつも
 # Caddy als Proxy").
 _CUED = re.compile(r"\b(?:wir nehmen|nehmen wir|entschieden|regel|immer|niemals|nie|muss|müssen|bitte)\b", _I)
 _TOPIC = re.compile(r"\Sは|\S[은는]\s")
-_STILL = re.compile(r"immer noch|toujours pas|toujours aussi|siempre que|noch nie", _I)
+# "Still" and "ever more", not "always": "ça plante toujours", "j'ai toujours l'erreur", "immer wieder".
+_STILL = re.compile(r"immer noch|immer wieder|immer mehr|toujours pas|toujours aussi|ça \w+ toujours|j'ai toujours|"
+                    r"il y a toujours|c'est toujours|siempre que|noch nie", _I)
 _AND = re.compile(r"\s+(?:et|und|y|e|and|sowie|ainsi que)\s+", _I)
 _LEAD = re.compile(r"^(?:et|und|y|e|and|mais|aber|pero|but|donc|also|pues|puis|dann|ok|okay|bon|alors)\b[\s,]*", _I)
 
@@ -219,7 +223,8 @@ def statements(text: str) -> list[tuple[str, str]]:
                 prev[1] = _joined(prev[1], c, asian)
                 prev[2] = prev[2] and _aside(c)
                 continue
-            if named or (headed and not out and not parts and len(c) > 8) or (german and _CUED.search(c)) or (
+            cued = german and _CUED.search(c) and not _STILL.search(c)
+            if named or cued or (headed and not out and not parts and len(c) > 8) or (
                     _words(c, asian) >= 3 and (_standing(c) or standing and _own_topic(c, asian))):
                 parts.append([kind_of(s), _joined(topic, c, asian) if topic else c, _aside(c)])
                 topic = ""

@@ -117,3 +117,20 @@ def test_a_kind_word_inside_a_name_is_no_kind_word():
 def test_english_cue_words_in_another_language_are_false_friends_not_cues():
     got = statements_of("Note pour la suite : le certificat expire le 3 juin 2027, chez Let's Encrypt.")
     assert "pour la suite" not in got and got[0].endswith("le certificat expire le 3 juin 2027"), got
+
+
+@pytest.mark.parametrize("text", [
+    "Pourquoi FastAPI renvoie une 422 ici", "Warum braucht Go 1.22 hier ein `make`",
+    "Rails 7 の `has_many` はどう使いますか", "Flutter 에서 `setState` 는 언제 쓰나요",
+])
+def test_a_question_without_a_question_mark_makes_no_statement(text):
+    assert anylang.statements(text) == [] and statements_of(text) == []
+
+
+def test_output_pasted_without_a_fence_is_no_statement_but_the_message_around_it_is():
+    text = ("Le build casse depuis la mise à jour de Vite 5 :\n"
+            "Traceback (most recent call last):\n  File \"app/main.py\", line 3, in <module>\n"
+            "ModuleNotFoundError: No module named 'fastapi'\n"
+            "Au fait, la prod tourne sur Debian 12.")
+    got = titles(text)
+    assert got == ["Le build casse depuis la mise à jour de Vite 5", "la prod tourne sur Debian 12"], got

@@ -75,6 +75,12 @@ _ANSWER = re.compile(r"\b(?:r[ée]pon[ds]|antwort|respond|respuesta|rispond)|回
 _UNSURE = re.compile(r"\bpeut-être\b|\bprobablement\b|\bvielleicht\b|\beventuell\b|\birgendwann\b|\bfalls\b|"
                      r"\bwas wäre\b|\bquizás?\b|\btal vez\b|\ba lo mejor\b|\btalvez\b|\bforse\b|\bet si\b|\by si\b|"
                      r"\bsi jamais\b|\bse um dia\b|たぶん|多分|かもしれ|もし|아마|혹시|만약", _I)
+# Asked without a "?" (typed in a hurry): an opening that only asks, or a Japanese or Korean question ending.
+_ASKED = re.compile(r"^(?:est-ce que|pourquoi|comment (?:on|je|tu|faire)|warum|wieso|weshalb|kann man|por qué|"
+                    r"cómo (?:puedo|se|hago)|por que|como (?:posso|faço))\b|(?:ですか|ますか|でしょうか|까요|나요)\W*$", _I)
+# Output pasted without a fence: a traceback, a compiler's or a shell's line.
+_OUTPUT = re.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|at \S+ \(\S+:\d+|"
+                     r"[\w.]*(?:Error|Exception)\b:|panic:|npm ERR!|\$ |>>> )")
 _SMALL_TALK = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:muchas |mil |vielen )?(?:merci(?! de| d')|danke(?!, dass)|"
                          r"gracias|obrigad[oa]|grazie|bedankt|ありがとう|감사|고마워|고맙|"
                          r"bonjour|bonsoir|salut|hallo|guten (?:morgen|tag|abend)|hola|buenos días|buenas|olá|ciao|"
@@ -190,13 +196,15 @@ def _joined(a: str, b: str, asian: bool) -> str:
 def statements(text: str) -> list[tuple[str, str]]:
     """(kind, clause) for each statement of a message in a language the cue tables do not read."""
     text = _QUOTE.sub(" ", _FENCE.sub(" ", text or ""))
+    text = "\n".join(line for line in text.splitlines() if not _OUTPUT.match(line))
     words = {w.lower() for w in _LATIN_WORD.findall(text)}
     german = len(words & _GERMAN) >= 2
     headed = bool(_HEADER.match(text))
     out: list[list] = []  # [kind, clause, negated: a clause that only tells what is not used or is dropped]
     for sentence in _SENTENCE.split(text):
         s = sentence.strip()
-        if not s or "?" in s or "？" in s or _REPORTED_NO.search(s) or _UNSURE.search(s) or _SMALL_TALK.search(s):
+        if not s or "?" in s or "？" in s or _ASKED.search(s) or _REPORTED_NO.search(s) or _UNSURE.search(s) \
+                or _SMALL_TALK.search(s):
             continue
         asian = _asian(s)
         parts: list[list] = []
@@ -211,7 +219,7 @@ def statements(text: str) -> list[tuple[str, str]]:
         standing = any(_standing(c) for c in clauses)
         for clause in clauses:
             named = _names(clause, german, asian)
-            c = _LEAD.sub("", clause.strip(" .。!！")).strip()
+            c = _LEAD.sub("", clause.strip(" .。!！:：")).strip()
             if not c or _CODE.fullmatch(c) or _GREETING.fullmatch(c):
                 continue  # an error message or a name in backticks alone is output, not a statement
             if parts and len(c.split()) <= 2 and not asian:

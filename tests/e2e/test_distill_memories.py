@@ -191,3 +191,23 @@ def test_a_korean_and_a_german_log_give_one_card_per_instruction_and_none_for_ne
         "develop 브랜치에 직접 커밋 금지、무조건 MR 로 올려야 해요": "rule",
         "Wir nehmen Caddy als Proxy für alle Dienste, Nginx nutzen wir nicht mehr": "decision",
     }, by_title
+
+
+def test_a_change_of_state_in_japanese_or_spanish_supersedes_the_card_that_held_the_old_value(tmp_path):
+    root = vault(tmp_path)
+    first = distil(root, chat([("ステージング環境は Heroku で動いています。", "了解です。"),
+                               ("El CDN es Cloudflare desde el principio del proyecto.", "Vale.")]))
+    assert sorted(c["status"] for c in first) == ["active", "active"], [c["title"] for c in first]
+    got = distil(root, chat([("ステージング環境を Heroku から Fly.io に移行しました。", "お疲れさまです。"),
+                             ("Dejamos Cloudflare y pasamos el CDN a Bunny por el precio.", "Entendido.")],
+                            session="s2"))
+    changes = {c["title"]: c for c in got if c["kind"] == "state"}
+    assert set(changes) == {"ステージング環境: Fly.io (was Heroku)", "Bunny (was Cloudflare)"}, [c["title"] for c in got]
+    for old in first:
+        now = next(c for c in got if c["id"] == old["id"])
+        assert now["status"] == "superseded" and len(now["superseded_by"]) == 1, now["title"]
+        assert changes[next(t for t, c in changes.items() if c["id"] == now["superseded_by"][0])]["supersedes"] == [
+            old["id"]]
+    done = cli(root, "conflicts", "--json")
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(done.stdout or "{}").get("conflicts", []) == []

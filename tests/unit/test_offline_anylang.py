@@ -19,10 +19,14 @@ def titles(text: str) -> list[str]:
     return [clause for _kind, clause in said(text)]
 
 
-def statements_of(user: str) -> list[str]:
-    """What the offline engine takes from a user's message, whichever path reads it."""
+def engine_statements(user: str):
+    """The statements the offline engine takes from a user's message, whichever path reads it."""
     ep = Episode(id="e1", at="2026-01-01T00:00:00Z", project="p", session="s", turn=1, user=user, assistant="OK")
-    return [st.text for st in episode_statements(ep)]
+    return episode_statements(ep)
+
+
+def statements_of(user: str) -> list[str]:
+    return [st.text for st in engine_statements(user)]
 
 
 @pytest.mark.parametrize("text", [
@@ -134,3 +138,23 @@ def test_output_pasted_without_a_fence_is_no_statement_but_the_message_around_it
             "Au fait, la prod tourne sur Debian 12.")
     got = titles(text)
     assert got == ["Le build casse depuis la mise à jour de Vite 5", "la prod tourne sur Debian 12"], got
+
+
+@pytest.mark.parametrize("clause, change", [
+    ("Wir sind von Jenkins auf GitHub Actions umgestiegen, wegen der Kosten", (None, "Jenkins", "GitHub Actions")),
+    ("On a migré de Heroku vers Fly.io hier soir", (None, "Heroku", "Fly.io")),
+    ("Finalement on abandonne MySQL 8, on passe à PostgreSQL 16 pour tout", (None, "MySQL 8", "PostgreSQL 16")),
+    ("Dejamos Heroku y pasamos todo a Render por el precio", (None, "Heroku", "Render")),
+    ("ステージング環境を Heroku から Fly.io に移行しました", ("ステージング環境", "Heroku", "Fly.io")),
+    ("인증을 Auth0 에서 Keycloak 으로 옮겼어요", ("인증", "Auth0", "Keycloak")),
+    ("Wir nehmen Go 1.22 für den neuen Dienst", None),
+    ("Le dépôt est passé de 2 Go à 3 Go", None),  # no change verb that says a switch: a measure, not a state
+])
+def test_a_change_of_state_gives_its_old_and_new_value_in_any_language(clause, change):
+    assert anylang.change_of(clause) == change
+
+
+def test_a_change_of_state_is_a_state_statement_for_the_engine():
+    got = [(st.kind, st.subject, st.old, st.new)
+           for st in engine_statements("백엔드를 Firebase 에서 Supabase 로 옮겼어요. 비용 때문에요.")]
+    assert got == [("state", "백엔드", "Firebase", "Supabase")]

@@ -59,7 +59,9 @@ def _statements(text: str) -> list[Statement]:
     """The cue tables' statements, or in a language they do not read, what anylang finds by signs that hold
     in any language."""
     if anylang.unread(text):  # the cue tables' words would be false friends there ("Note pour plus tard")
-        found = [Statement(kind, clause, 1, entities_of(clause)) for kind, clause in anylang.statements(text)]
+        found = [Statement(kind, clause, 1, entities_of(clause)) if change is None
+                 else Statement("state", clause, 1, entities_of(clause), *change)
+                 for kind, clause in anylang.statements(text) for change in [anylang.change_of(clause)]]
     else:
         found = statements(text)
     return [st for st in found if not _only_redacted(st.text)]
@@ -252,7 +254,7 @@ def _proposal(st: Statement, ep: Episode, i: int, name: str | None, asked: str |
         target = find_target(st, cards.values(), project)
         subject = st.subject or (target.subject if target is not None and target.kind == "state"
                                  else None) or st.old or ""
-        title = f"{subject}: {st.new} (was {st.old})"
+        title = f"{subject}: {st.new} (was {st.old})" if subject != st.old else f"{st.new} (was {st.old})"
         action, index = "create", None
         if target is not None:
             if target not in related:

@@ -13,7 +13,9 @@ instruction with its own topic is one too). Not a statement: a hedge or a hypoth
 when each side names something. What is not used ("React Native 는 안 써요") or dropped ("on abandonne
 PostgreSQL 16 : on passe à SQLite") goes with the statement beside it, and a negation alone is no card; "never X,
 always Y" is one rule. The kind comes from a small table of rule and choice words per language (how to answer is a
-preference), else `fact`. Pure, deterministic.
+preference), else `fact`; a clause that says a switch by its from/to markers is a change of state (change_of:
+"von MariaDB auf PostgreSQL 16 umgestiegen", "Firebase 에서 Supabase 로 옮겼어요") and supersedes the card that held
+the old value. Pure, deterministic.
 """
 
 from __future__ import annotations
@@ -242,3 +244,31 @@ def statements(text: str) -> list[tuple[str, str]]:
                 topic = _joined(topic, c, asian) if topic else c
         out.extend(parts)
     return [(k, c) for k, c, aside in out if not (aside and _negated(c))]
+
+
+# A change of state, by its from/to markers: "von MariaDB auf PostgreSQL 16 umgestiegen", "de Vercel à Railway",
+# "dejamos Vercel y pasamos el hosting a Railway", "さくらのVPSから AWS Lightsail に移行", "Firebase 에서 Supabase
+# 로 옮겼어요". A change verb must stand in the clause; the values are names (as `_names` reads them).
+_CHANGE = re.compile(r"umgestiegen|gewechselt|migriert|umgezogen|\bpass(?:e|ons|é) (?:à|a|sur)|\bmigr[éeo]|"
+                     r"\bbascul|\bpasamos|\bmigramos|\bcambiamos|\bmudamos|移行|変更|乗り換え|切り替え|옮겼|바꿨|"
+                     r"변경|이전했|갈아탔", _I)
+_VALUE = r"[\w.+#/-]*[A-Za-z0-9][\w.+#/-]*(?:\s+(?:[A-Z0-9][\w.+#/-]*))*"  # "PostgreSQL 16", "AWS Lightsail"
+_FROM_TO = (
+    re.compile(rf"\b(?:von|de|desde|from)\s+(?P<old>{_VALUE})\s+(?:auf|zu|nach|à|a|vers|para|to)\s+(?P<new>{_VALUE})"),
+    re.compile(rf"\b(?i:abandonn\w*|dejamos|quitamos|verlassen)\s+(?P<old>{_VALUE}).*?\b(?:à|a|auf|para|vers)\s+"
+               rf"(?:(?:el|la|los|las|le|les|den|die|das) (?P<subject>\w+) a\s+)?(?P<new>{_VALUE})"),
+    re.compile(r"(?:(?P<subject>[^\s、,を]{1,12})を\s*)?(?P<old>[^\s、,を]+?)\s*から\s*(?P<new>[^、,]+?)\s*[にへ]"),
+    re.compile(r"(?:(?P<subject>\S+?)[을를]\s+)?(?P<old>\S+)\s*에서\s+(?P<new>\S+(?:\s\d\S*)?)\s*(?:으로|로)\s"),
+)
+
+
+def change_of(clause: str) -> tuple[str | None, str, str] | None:
+    """(subject or None, old, new) when the clause states a change of state, else None."""
+    if not _CHANGE.search(clause):
+        return None
+    for pattern in _FROM_TO:
+        m = pattern.search(clause)
+        if m and m.group("old").strip() and m.group("new").strip():
+            subject = (m.groupdict().get("subject") or "").strip() or None
+            return subject, m.group("old").strip(), m.group("new").strip()
+    return None

@@ -56,6 +56,8 @@ def test_a_clause_saying_what_is_not_used_goes_with_the_statement_and_alone_make
     for alone in ("Nous n'utilisons pas Redis pour le cache.", "No usamos Docker Swarm en el servidor.",
                   "Kubernetes 는 안 써요."):
         assert said(alone) == [], alone
+    # Portuguese "no" is "in the", not a negation
+    assert titles("Estou usando Django 5 no projeto da escola.") == ["Estou usando Django 5 no projeto da escola"]
     # "ne … jamais" is a rule, not a negation
     assert said("Une PR ne dépasse jamais 300 lignes.") == [("rule", "Une PR ne dépasse jamais 300 lignes")]
 
@@ -80,6 +82,9 @@ def test_two_things_joined_by_and_are_two_statements_when_each_side_names_one():
     assert titles("Le dépôt est sur git.example.org et la CI tourne sur Woodpecker 2.") == [
         "Le dépôt est sur git.example.org", "la CI tourne sur Woodpecker 2"]
     assert titles("On déploie avec Docker Compose et Traefik.") == ["On déploie avec Docker Compose et Traefik"]
+    # the right side has no subject of its own: one statement
+    assert titles("El cliente se llama Lupita y vende en Guadalajara.") == [
+        "El cliente se llama Lupita y vende en Guadalajara"]
 
 
 def test_an_instruction_that_holds_is_a_statement_even_naming_nothing_and_each_of_its_topics_is_one():
@@ -100,8 +105,14 @@ def test_an_instruction_that_holds_is_a_statement_even_naming_nothing_and_each_o
     "Peut-être qu'on passera sur Kubernetes un jour.", "Vielleicht nehmen wir irgendwann Rust 2.0.",
     "Quizás usemos Astro 5 más adelante.", "たぶん Vue 3 に移行します。", "아마 Svelte 5 로 바꿀 것 같아요.",
     "Hola!", "Bonjour Claude !",
+    # a belief, a doubt, what someone else said
+    "Je pense que le problème vient de Nginx.", "Creo que el error viene de Prisma.",
+    "このエラーは Docker のせいだと思います。", "제 생각엔 Redis 가 문제인 것 같아요.",
+    "Mi jefe dice que usemos Kubernetes, pero no estoy seguro.",
+    # a bug report: "toujours pas" is "still not", no rule
+    "Ça ne marche toujours pas avec Python 3.12, même erreur.",
 ])
-def test_thanks_greetings_and_hedges_make_no_statement(text):
+def test_thanks_greetings_hedges_and_beliefs_make_no_statement(text):
     assert anylang.statements(text) == [] and statements_of(text) == []
 
 
@@ -125,6 +136,7 @@ def test_english_cue_words_in_another_language_are_false_friends_not_cues():
 
 @pytest.mark.parametrize("text", [
     "Pourquoi FastAPI renvoie une 422 ici", "Warum braucht Go 1.22 hier ein `make`",
+    "Kannst du mir den Code von `main.go` nochmal zeigen", "Tu peux relancer les tests de FastAPI",
     "Rails 7 の `has_many` はどう使いますか", "Flutter 에서 `setState` 는 언제 쓰나요",
 ])
 def test_a_question_without_a_question_mark_makes_no_statement(text):

@@ -41,12 +41,14 @@ schon wird werden wurde kein keine keinen sich er ihr uns unser mein oder aber w
 jeder jede jedes habe haben immer nie sonst weil wäre würde würden kann können soll sollte muss
 el los las y es son para con en por no nosotros yo una del al lo se está están pero muy también siempre nunca mis
 su sus nuestro este esta esto ese hay como más ya porque cuando fue ser vamos tenemos mucho muchas gracias qué
-o os um uma com em não nós eu você dos das na ao pelo pela é são mas muito sempre
-il gli della di che è sono non questo questa anche mai
+o os um uma com em não nós eu você da dos das na ao pelo pela é são mas muito sempre ele ela isso esse essa estou
+estamos temos
+il gli della di che è sono non questo questa anche mai sul nel nella sulla alla dal dei delle per
 het een niet wij ik je van op te met voor maar ook altijd nooit
 """.split())
 _GERMAN = frozenset("""der die das und ist sind nicht wir ich mit für auf von zu den dem ein eine einen bitte immer
-wieder auch noch nur schon wird kein keine sich oder aber wenn dass wie im vom zum zur bei nach jeder sonst weil""".split())
+wieder auch noch nur schon wird kein keine sich oder aber wenn dass wie im vom zum zur bei nach jeder sonst weil
+du mir mich dich uns unser unsere""".split())
 _SENTENCE = re.compile(r"(?<=[.!])\s+|(?<=[。！])\s*|\n+")
 _CLAUSE = re.compile(r"\s*[,;，、；]\s*|\s+[:：]\s+|(?<=[^\s\d])[:：]\s*")
 _HEADER = re.compile(r"^\s*[^\s:：,.?!]{1,20}(?:\s+[^\s:：,.?!]{1,20}){0,2}\s*[:：]\s*\S")
@@ -73,13 +75,18 @@ _STATE = re.compile(r"\b(?:finalement|désormais|maintenant|umgestiegen|gewechse
 _REPORTED_NO = re.compile(r"n'ai jamais dit|nie gesagt|nunca dije|nunca disse|言ってない|안 했", _I)
 # How the assistant should answer (its language, length, style) is a preference, even said with "always".
 _ANSWER = re.compile(r"\b(?:r[ée]pon[ds]|antwort|respond|respuesta|rispond)|回答|返答|返事|답변|대답|답장", _I)
-# Not a statement: a hedge or a hypothetical ("peut-être un jour", "falls wir", "もし…"), thanks or a greeting.
+# Not a statement: a hedge, a belief or a hypothetical ("peut-être un jour", "je pense que", "falls wir", "もし…"),
+# what someone else said ("mi jefe dice que…"), thanks or a greeting.
 _UNSURE = re.compile(r"\bpeut-être\b|\bprobablement\b|\bvielleicht\b|\beventuell\b|\birgendwann\b|\bfalls\b|"
                      r"\bwas wäre\b|\bquizás?\b|\btal vez\b|\ba lo mejor\b|\btalvez\b|\bforse\b|\bet si\b|\by si\b|"
-                     r"\bsi jamais\b|\bse um dia\b|たぶん|多分|かもしれ|もし|아마|혹시|만약", _I)
+                     r"\bsi jamais\b|\bse um dia\b|\bje (?:pense|crois) que\b|\bil me semble\b|\bpas sûr|"
+                     r"\bich (?:glaube|denke|vermute)\b|\bnicht sicher\b|\bcreo que\b|\bme parece\b|"
+                     r"\bno estoy seguro|\bacho que\b|\bpenso che\b|\bcredo che\b|\b(?:dit|dice|sagt),? (?:que|dass)\b|"
+                     r"たぶん|多分|かもしれ|もし|と思います|と思う|気がする|아마|혹시|만약|것 같아|제 생각엔|잘 모르겠", _I)
 # Asked without a "?" (typed in a hurry): an opening that only asks, or a Japanese or Korean question ending.
-_ASKED = re.compile(r"^(?:est-ce que|pourquoi|comment (?:on|je|tu|faire)|warum|wieso|weshalb|kann man|por qué|"
-                    r"cómo (?:puedo|se|hago)|por que|como (?:posso|faço))\b|(?:ですか|ますか|でしょうか|까요|나요)\W*$", _I)
+_ASKED = re.compile(r"^(?:est-ce que|pourquoi|comment (?:on|je|tu|faire)|tu peux|peux-tu|pouvez-vous|warum|wieso|"
+                    r"weshalb|kann man|kannst du|könntest du|können sie|por qué|cómo (?:puedo|se|hago)|puedes|"
+                    r"podrías|por que|como (?:posso|faço)|você pode|puoi|potresti)\b|(?:ですか|ますか|でしょうか|까요|나요)\W*$", _I)
 # Output pasted without a fence: a traceback, a compiler's or a shell's line.
 _OUTPUT = re.compile(r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|at \S+ \(\S+:\d+|"
                      r"[\w.]*(?:Error|Exception)\b:|panic:|npm ERR!|\$ |>>> )")
@@ -92,7 +99,9 @@ _GREETING = re.compile(r"\W*(?:bonjour|bonsoir|salut|hallo|hola|buenas|olá|ciao
 # A clause that says what is not used ("React Native 는 안 써요", "kein Java mehr") tells the statement beside it and
 # is no card alone (a negation is no memory); one that also says never/always is a rule ("ne … jamais"). What is
 # dropped ("on abandonne PostgreSQL 16") goes with what replaces it, and alone is a card ("we dropped Redis").
-_NOT = re.compile(r"\bne\b|\bn'|\bpas\b|\bkein\w*|\bnicht\b|\bno\b|\bnão\b|\bnon\b|\bniet\b|\bgeen\b|"
+# (Spanish "no" before a verb or a pronoun: Portuguese "no" is "in the", "no projeto")
+_NOT = re.compile(r"\bne\b|\bn'|\bpas\b|\bkein\w*|\bnicht\b|\bno (?:me|te|se|lo|la|le|les|nos|hay|es|son|"
+                  r"está|están|sé|uso|usa|usan|funciona|sirve|quiero|tengo|tiene|puedo|puede|\w+(?:amos|emos|imos))\b|\bnão\b|\bnon\b|\bniet\b|\bgeen\b|"
                   r"ない|ません|(?:^|\s)안\s|않|못\s", _I)
 _DROP = re.compile(r"abandonn|laisse tomber|aufgegeben|\bdejamos\b|\babandon|やめ|止め|그만", _I)
 # Never / always: a standing instruction even when it names nothing ("回答はいつも短めで"); a prohibition then
@@ -106,6 +115,11 @@ _TOPIC = re.compile(r"\Sは|\S[은는]\s")
 # "Still" and "ever more", not "always": "ça plante toujours", "j'ai toujours l'erreur", "immer wieder".
 _STILL = re.compile(r"immer noch|immer wieder|immer mehr|toujours pas|toujours aussi|ça \w+ toujours|j'ai toujours|"
                     r"il y a toujours|c'est toujours|siempre que|noch nie", _I)
+# What opens a clause with a subject of its own: a determiner, a pronoun, a name ("y el hosting…", "y Stripe…",
+# not "und sitzt in Hamburg", whose subject is the one before).
+_OWN_SUBJECT = re.compile(r"(?i:(?:le|la|les|l'|un|une|on|nous|il|elle|el|los|las|lo|der|die|das|den|ein|eine|wir|"
+                          r"er|sie|es|gli|o|os|as|um|uma|mon|ma|mes|notre|nos|mi|mis|nuestro|nuestra|unser|unsere|"
+                          r"mein|meine)\b)|[A-Z0-9`]")
 _AND = re.compile(r"\s+(?:et|und|y|e|and|sowie|ainsi que)\s+", _I)
 _LEAD = re.compile(r"^(?:et|und|y|e|and|mais|aber|pero|but|donc|also|pues|puis|dann|ok|okay|bon|alors)\b[\s,]*", _I)
 
@@ -159,8 +173,9 @@ def _split_and(clause: str, german: bool, asian: bool) -> list[str]:
     out = [clause]
     for m in reversed(list(_AND.finditer(clause))):
         left, right = clause[: m.start()], clause[m.end():]
-        if len(left.split()) >= 3 and len(right.split()) >= 3 and _names(left, german, asian) \
-                and _names(m.group(0).strip() + " " + right, german, asian):  # "y Stripe": not sentence-initial
+        if len(left.split()) >= 3 and len(right.split()) >= 3 and _OWN_SUBJECT.match(right) \
+                and _names(left, german, asian) and _names(m.group(0).strip() + " " + right, german, asian):
+            # (the right side is named with its "y": "Stripe" there is no sentence-initial capital)
             return [*_split_and(left, german, asian), clause[m.start():].strip()]  # _LEAD drops the "y"
     return out
 
@@ -177,8 +192,8 @@ def _own_topic(clause: str, asian: bool) -> bool:
 
 
 def _negated(clause: str) -> bool:
-    """Says what is not used, and no rule ("ne … jamais", "금지" are rules)."""
-    return bool(_NOT.search(clause)) and not _RULE.search(clause)
+    """Says what is not used, and no rule ("ne … jamais", "금지" are rules; "toujours pas" is "still not")."""
+    return bool(_NOT.search(clause)) and not _RULE.search(_STILL.sub(" ", clause))
 
 
 def _aside(clause: str) -> bool:
@@ -236,7 +251,7 @@ def statements(text: str) -> list[tuple[str, str]]:
             cued = german and _CUED.search(c) and not _STILL.search(c)
             if named or cued or (headed and not out and not parts and len(c) > 8) or (
                     _words(c, asian) >= 3 and (_standing(c) or standing and _own_topic(c, asian))):
-                parts.append([kind_of(s), _joined(topic, c, asian) if topic else c, _aside(c)])
+                parts.append([kind_of(_STILL.sub(" ", s)), _joined(topic, c, asian) if topic else c, _aside(c)])
                 topic = ""
             elif parts:
                 parts[-1][1] = _joined(parts[-1][1], c, asian)

@@ -149,7 +149,7 @@ def _names(clause: str, german: bool, asian: bool) -> bool:
 
 def kind_of(text: str) -> str:
     if _STATE.search(text) and re.search(r"\b(?:von|de|from)\b.+\b(?:auf|à|a|to)\b|から|에서", text, _I):
-        return "fact"  # a change: the new value is a fact (the supersede comes from the cues where they read it)
+        return "fact"  # a change whose values change_of cannot tell apart: the new value is a fact
     if _ANSWER.search(text):
         return "preference"
     if _RULE.search(text):
@@ -217,7 +217,7 @@ def statements(text: str) -> list[tuple[str, str]]:
     words = {w.lower() for w in _LATIN_WORD.findall(text)}
     german = len(words & _GERMAN) >= 2
     headed = bool(_HEADER.match(text))
-    out: list[list] = []  # [kind, clause, negated: a clause that only tells what is not used or is dropped]
+    out: list[list] = []  # [kind, clause, aside: it only tells what is not used or is dropped (_aside)]
     for sentence in _SENTENCE.split(text):
         s = sentence.strip()
         if not s or "?" in s or "？" in s or _ASKED.search(s) or _REPORTED_NO.search(s) or _UNSURE.search(s) \

@@ -170,3 +170,13 @@ def test_a_change_of_state_is_a_state_statement_for_the_engine():
     got = [(st.kind, st.subject, st.old, st.new)
            for st in engine_statements("백엔드를 Firebase 에서 Supabase 로 옮겼어요. 비용 때문에요.")]
     assert got == [("state", "백엔드", "Firebase", "Supabase")]
+
+
+def test_what_is_said_of_the_moment_is_no_memory_unless_it_also_decides_or_rules():
+    for moment in ("Heute arbeite ich am Backend mit Go 1.22 weiter.", "Hoy seguimos con el carrito de Stripe.",
+                   "오늘은 Flutter 위젯 테스트까지 할게요.", "Bon, on reprend dans 10 minutes avec FastAPI."):
+        assert anylang.statements(moment) == [], moment
+    assert said("Aujourd'hui on a décidé de passer à Astro 5.") == [
+        ("decision", "Aujourd'hui on a décidé de passer à Astro 5")]
+    assert titles("Le module `logging` reste obligatoire pour tous les services.") == [
+        "Le module `logging` reste obligatoire pour tous les services"]  # "logging" holds no "oggi"

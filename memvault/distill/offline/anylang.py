@@ -7,8 +7,9 @@ quote, and names something a reader would keep: a code identifier (`x`), a versi
 "tienda-lupita.mx"), a Latin-script name inside Japanese, Chinese or Korean text ("Rails 7 でいく"), a capitalised
 name inside a sentence where capitals are not every noun's (German), or a message opened by a short label and a
 colon ("Règle :", "Update:", "ルール："), or says always or never ("回答はいつも短めで"; then each clause of that
-instruction with its own topic is one too). Not a statement: a hedge or a hypothetical ("peut-être", "falls",
-"もし"), thanks or a greeting. Clauses that name nothing go with the statement before them (one that comes first,
+instruction with its own topic is one too). Not a statement: a hedge, a belief or a hypothetical ("peut-être",
+"je pense que", "falls", "もし"), what someone else said, what is said of the moment ("heute…") unless it decides or
+rules, a question without its "?", output pasted without a fence, thanks or a greeting. Clauses that name nothing go with the statement before them (one that comes first,
 "Le serveur de staging, c'est …", opens the next); "X for this and Y for that" (et, und, y…) is two statements
 when each side names something. What is not used ("React Native 는 안 써요") or dropped ("on abandonne
 PostgreSQL 16 : on passe à SQLite") goes with the statement beside it, and a negation alone is no card; "never X,
@@ -33,7 +34,7 @@ never from not have has do does did can should would there they he she his her a
 when which
 """.split())
 _OTHER = frozenset("""
-le la les des du un une et est sont pour avec sur dans pas nous je tu qu que qui ce c'est ne mais ou où donc très
+le la les de des du un une et est sont pour avec sur dans pas nous je tu qu que qui ce c'est ne mais ou où donc très
 aussi sera être avoir fait il elle ils elles au aux cette ces mon ma mes ton ta notre votre leur l j toujours jamais
 merci ça à tout tous toute toutes comme bien même sans chez depuis alors
 der die das und ist sind nicht wir ich du mit für auf von zu den dem ein eine einen einem einer bitte auch noch nur
@@ -83,6 +84,10 @@ _UNSURE = re.compile(r"\bpeut-être\b|\bprobablement\b|\bvielleicht\b|\beventuel
                      r"\bich (?:glaube|denke|vermute)\b|\bnicht sicher\b|\bcreo que\b|\bme parece\b|"
                      r"\bno estoy seguro|\bacho que\b|\bpenso che\b|\bcredo che\b|\b(?:dit|dice|sagt),? (?:que|dass)\b|"
                      r"たぶん|多分|かもしれ|もし|と思います|と思う|気がする|아마|혹시|만약|것 같아|제 생각엔|잘 모르겠", _I)
+# Said of the moment ("heute arbeite ich am Backend", "on reprend dans 10 minutes", "오늘은 여기까지"): no memory
+# unless it also says a rule, a choice, a preference or a change.
+_MOMENT = re.compile(r"\b(?:aujourd'hui|ce soir|ce matin|tout à l'heure|dans \d+ minutes|heute|gleich|morgen früh|"
+                     r"hoy|esta tarde|esta noche|hoje|oggi|stasera|ahorita)\b|今日は|今夜|さっき|오늘은|이따가|방금", _I)
 # Asked without a "?" (typed in a hurry): an opening that only asks, or a Japanese or Korean question ending.
 _ASKED = re.compile(r"^(?:est-ce que|pourquoi|comment (?:on|je|tu|faire)|tu peux|peux-tu|pouvez-vous|warum|wieso|"
                     r"weshalb|kann man|kannst du|könntest du|können sie|por qué|cómo (?:puedo|se|hago)|puedes|"
@@ -222,6 +227,8 @@ def statements(text: str) -> list[tuple[str, str]]:
         s = sentence.strip()
         if not s or "?" in s or "？" in s or _ASKED.search(s) or _REPORTED_NO.search(s) or _UNSURE.search(s) \
                 or _SMALL_TALK.search(s):
+            continue
+        if _MOMENT.search(s) and not any(r.search(s) for r in (_RULE, _DECISION, _PREFERENCE, _ANSWER, _CHANGE)):
             continue
         asian = _asian(s)
         parts: list[list] = []

@@ -8,6 +8,7 @@ stats` imports memvault.cli.commands.upkeep and what `stats` needs. Plain coerci
 
 from __future__ import annotations
 
+import gc
 import importlib
 from pathlib import Path
 from typing import Annotated, Optional
@@ -53,6 +54,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 # Other spellings accepted for a command, not listed in --help: British "distil" (docs once used it as the verb).
 ALIASES = {"distil": "distill"}
+# Commands that only read (the index they refresh is closed when they return): their process may end without the
+# interpreter's tear-down (memvault.__main__.leave), as --help, --version and a usage error may.
+READS = frozenset({"stats", "timeline", "show", "search"})
 EPILOG = "Every command also takes -V, --vault DIR (the vault folder), before or after its name."
 
 
@@ -81,7 +85,16 @@ class _Group(typer.core.TyperGroup):
             near = list(dict.fromkeys(ALIASES.get(n, n) for n in near))
             hint = f" Did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             ctx.fail(f"No such command {args[0]!r}.{hint}")
-        return super().resolve_command(ctx, args)
+        name, cmd, rest = super().resolve_command(ctx, args)
+        state["command"] = name
+        return name, cmd, rest
+
+    def invoke(self, ctx):
+        # memvault.__main__ keeps the collector off while the app and the command's module are imported: their
+        # objects live until the process ends, so they are frozen out of every later collection.
+        gc.freeze()
+        gc.enable()
+        return super().invoke(ctx)
 
     def format_commands(self, ctx, formatter):
         # The table's lines, without importing every command module for `memvault --help`.
@@ -97,6 +110,12 @@ class _Group(typer.core.TyperGroup):
                     for opt in (*p.opts, *p.secondary_opts)}
 
         return super().parse_args(ctx, hoist_vault(list(args), value_options))
+
+
+def ends_plainly(code) -> bool:
+    """Whether the process that ran the app may end now without the interpreter's tear-down: its exit code is a
+    number and no command ran (--help, --version, a usage error) or only one of READS did."""
+    return (code is None or isinstance(code, int)) and state.get("command") in (None, *READS)
 
 
 def _build(name: str):

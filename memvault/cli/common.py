@@ -6,9 +6,9 @@ Every error becomes one line on stderr and an exit code here, in `guard`; servic
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
+from collections import namedtuple
 from typing import Any
 
 import typer
@@ -16,6 +16,9 @@ import typer
 from memvault.choices import check_project
 from memvault.errors import MemvaultError, no_space
 from memvault.vault.local import READ_ONLY_ERRNOS
+
+# What open_settings() returns: a vault's root and config, without the rest of a Vault.
+Settings = namedtuple("Settings", "root config")
 
 # Set by the app's callback (global options), read by the commands of this process.
 state: dict[str, Any] = {"vault": None, "debug": False}
@@ -112,6 +115,17 @@ def open_vault():
     return Vault.open(state.get("vault"), os.environ)
 
 
+def open_settings():
+    """The vault's root and settings, as Vault.open finds them, without the Vault: a command that reads only the
+    index (timeline) does not import the card and episode code (memvault.model's dataclasses, ~7 ms of start-up).
+    Has .root and .config like a Vault, for clean() and chinese_mode()."""
+    from memvault.vault.locate import locate_vault
+    from memvault.vault.settings_cache import read_config
+
+    root = locate_vault(state.get("vault"), os.environ)
+    return Settings(root, read_config(root, os.environ))
+
+
 def warn_settings(vault) -> None:
     """memvault.yaml's problems on stderr as `memvault.yaml:LINE: reason` (never the value)."""
     for problem in vault.config.problems:
@@ -126,6 +140,8 @@ def clean(vault, data: Any) -> Any:
 
 
 def print_json(data: Any) -> None:
+    import json  # not at the top: --help and a plain stats or timeline print none
+
     typer.echo(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False))
 
 

@@ -249,6 +249,9 @@ def try_mcp(argv: list[str]) -> int | None:
     opts = parse_mcp(argv)
     if opts is None:
         return None
+    import gc
+
+    gc.enable()  # off for a search's start-up (memvault.__main__); a server lives long
     from memvault.errors import MemvaultError
 
     try:

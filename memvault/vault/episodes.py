@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import marshal
 import re
 from collections.abc import Iterator
@@ -202,6 +201,8 @@ def user_part_digests(user: str, limit: int = 8) -> list[str]:
 
 def user_digest(user: str) -> str:
     """What capture aligns a cut log on: the stored user text (redacted and capped), hashed."""
+    import hashlib  # here, not at the top: ~2 ms of the start-up of every command that reads episodes (stats)
+
     return hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 

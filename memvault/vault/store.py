@@ -7,7 +7,6 @@ are re-exported here, so `from memvault.vault.store import atomic_write, Episode
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import os
@@ -17,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.errors import Busy, VaultFormatError, VaultMissing
+from memvault.errors import Busy, VaultFormatError
 from memvault.model import Card, Entity, Episode, Revoke
 from memvault.vault import codec, episodes as _episodes
-from memvault.vault.config import Config, build_config
+from memvault.vault.config import Config
 from memvault.vault.episodes import EpisodeIndex, records_in, revoked_ids, user_digest, user_part_digests
 from memvault.vault.episodes import report as _report
 from memvault.vault.files import (append_lines, atomic_write, ends_with_newline, ensure_dir, flock,
@@ -28,68 +27,11 @@ from memvault.vault.files import (append_lines, atomic_write, ends_with_newline,
 from memvault.vault.edge import check_inside, files_inside, outside
 from memvault.vault.local import LOCAL, derived_dir, require_writable
 from memvault.vault.locate import CONFIG_NAME, locate_vault
+from memvault.vault.settings_cache import read_config
 
 __all__ = ["CONFIG_NAME", "LOCAL", "EpisodeIndex", "Vault", "append_lines", "atomic_write",
            "ends_with_newline", "ensure_dir", "iter_lines", "read_config", "remove_file", "repair_torn_tail",
            "revoked_ids", "user_digest", "user_part_digests"]
-
-def read_config(root: Path, env: Mapping[str, str]) -> Config:
-    """memvault.yaml merged with defaults and env; what is wrong in the file goes to Config.problems."""
-    path = root / CONFIG_NAME
-    cache_dir = derived_dir(root)
-    data, problems = _settings(path, cache_dir / SETTINGS_CACHE if cache_dir else None)
-    config = build_config(data or {}, env, origin=str(path))
-    return dataclasses.replace(config, problems=tuple(problems)) if problems else config
-
-
-SETTINGS_CACHE = "settings.json"
-
-
-def _settings(path: Path, cache: Path | None) -> tuple[dict, list]:
-    """memvault.yaml parsed (data, problems), from a cache keyed by the file's stat when it holds that stat.
-
-    Trigger: every command reads the settings. Why: parsing them needs yaml, ~10-30 ms of start-up that a command
-    reading only the index (`stats`, `timeline`) would not pay otherwise. Outcome: the parse is kept as JSON under
-    .memvault/ and used while memvault.yaml's mtime and size are unchanged (JSON-safe settings only).
-    """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise VaultMissing(f"no {CONFIG_NAME} in {path.parent}") from None
-    key = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-    # A file changed in the last two seconds may change again within the clock's granularity with the same size:
-    # such a stat proves nothing ("racy git"), so the file is parsed and the cache neither read nor written (as
-    # when no cache folder can be written at all).
-    racy = time.time_ns() - st.st_mtime_ns < 2_000_000_000 or cache is None
-    try:
-        cached = {} if racy else json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("key") == key:
-            from memvault.vault.config import SettingsProblem
-
-            return cached["data"], [SettingsProblem(*p) for p in cached["problems"]]
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    from memvault.vault.settings_file import load_settings
-    import yaml
-
-    try:
-        data, problems = load_settings(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise VaultMissing(f"no {CONFIG_NAME} in {path.parent}") from None
-    except UnicodeDecodeError:
-        raise VaultFormatError(str(path), None, "not valid UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise VaultFormatError(str(path), mark.line + 1 if mark else None, "invalid YAML") from None
-    try:
-        text = json.dumps({"key": key, "data": data, "problems": [list(p) for p in problems]}, ensure_ascii=False)
-        if not racy and json.loads(text)["data"] == data:
-            ensure_dir(cache.parent)
-            atomic_write(cache, text)
-    except (TypeError, ValueError, OSError):
-        pass  # settings JSON cannot hold (dates, odd keys), or a read-only vault: parse every time
-    return data, problems
-
 
 # ---------------------------------------------------------------- the vault
 

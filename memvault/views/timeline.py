@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from memvault.errors import NoMatch
 from memvault.search.index import Index, entity_names
+from memvault.search.index.reads import json_list
 
 
 def timeline(idx: Index, entity: str | None = None, project: str | None = None, since: str | None = None,
@@ -21,8 +21,8 @@ def timeline(idx: Index, entity: str | None = None, project: str | None = None, 
         names = found[1]
     rows = idx.timeline_rows(names, project, since, limit, include_all)
     out = [{"id": r[0], "kind": r[1], "title": r[2], "project": r[3], "status": r[4], "created": r[5],
-            "date": r[6] or (r[5] or "")[:10], "valid_to": r[7], "supersedes": json.loads(r[8]),
-            "superseded_by": json.loads(r[9])} for r in rows]
+            "date": r[6] or (r[5] or "")[:10], "valid_to": r[7], "supersedes": json_list(r[8]),
+            "superseded_by": json_list(r[9])} for r in rows]
     out.reverse()
     if not out:
         raise NoMatch("no cards in that range")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
@@ -170,20 +169,6 @@ def test_every_command_has_help_and_is_documented():
         assert command.help and len(command.help) > 20, name
         assert command.short_help and len(command.short_help) <= 62, name
         assert f"\n## memvault {name}\n" in reference, f"docs/commands.md has no section for `memvault {name}`"
-
-
-def test_help_and_capture_import_neither_jieba_nor_httpx(tmp_path, vault):
-    probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['memvault'] + sys.argv[1:]\n"
-        "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-        "sys.stderr.write('LOADED ' + ' '.join(m for m in ('jieba', 'httpx') if m in sys.modules) + '\\n')\n"
-    )
-    for args, stdin in ((["--help"], b""), (["--vault", str(vault), "capture"], (DATA / "formats" / "jsonl-en.jsonl").read_bytes())):
-        done = subprocess.run([sys.executable, "-c", probe, *args], input=stdin, capture_output=True, cwd=tmp_path)
-        last = done.stderr.decode().strip().splitlines()[-1]
-        assert last == "LOADED", (args, done.stderr.decode())
 
 
 def test_piping_each_format_twice_adds_zero_lines(run, vault):

@@ -12,22 +12,32 @@ import sys
 import time
 
 import typer.main
+from conftest import DATA
 
 from memvault.cli.app import COMMANDS, app
 
+# A search's process, and that of a command that only reads, ends in os._exit (memvault.__main__.leave); a probe
+# that looks at the process afterwards turns that into the SystemExit it catches.
+STAY = "import os\nos._exit = lambda code: (_ for _ in ()).throw(SystemExit(code))\n"
+
+# Runs the entry point on the command line after its first argument, then names the modules loaded of those that
+# first argument lists: a name is that module and its submodules; a name ending in "." its submodules only.
 PROBE = (
+    STAY +
     "import sys, runpy\n"
-    "sys.argv = ['memvault'] + sys.argv[1:]\n"
+    "watch = sys.argv[1].split()\n"
+    "sys.argv = ['memvault'] + sys.argv[2:]\n"
     "try:\n    runpy.run_module('memvault', run_name='__main__')\n"
     "except SystemExit:\n    pass\n"
-    "mods = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'rich', 'yaml')\n"
-    "        or m.startswith('memvault.cli.commands.')]\n"
+    "mods = [m for m in sys.modules if any(m.startswith(w) if w.endswith('.') else m == w or m.startswith(w + '.')\n"
+    "                                      for w in watch)]\n"
     "sys.stderr.write('LOADED ' + ' '.join(sorted(mods)) + '\\n')\n"
 )
 
 
-def loaded(args, cwd, stdin=b""):
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], input=stdin, capture_output=True, cwd=cwd)
+def loaded(args, cwd, stdin=b"", watch=("pydantic", "rich", "yaml", "memvault.cli.commands.")):
+    done = subprocess.run([sys.executable, "-c", PROBE, " ".join(watch), *args], input=stdin, capture_output=True,
+                          cwd=cwd)
     return done.stderr.decode().strip().splitlines()[-1].split()[1:]
 
 
@@ -38,6 +48,41 @@ def test_help_loads_no_command_module_and_stats_only_its_own(vault, tmp_path):
     assert loaded(["--help"], tmp_path) == []
     assert loaded(["--vault", str(vault), "stats"], tmp_path) == ["memvault.cli.commands.upkeep"]
     assert loaded(["--vault", str(vault), "show", "c-nothing"], tmp_path) == ["memvault.cli.commands.read"]
+
+
+# What --help, stats and timeline must not import at their start-up (issue 37: each within 8x bare python,
+# bench/startup.py): the vault's card and episode code with memvault.model's dataclasses, hashlib, yaml, the
+# dense layer, the command modules they do not run.
+DEFERRED = ("memvault.model", "memvault.vault.store", "memvault.vault.episodes", "memvault.vault.codec", "hashlib", "yaml",
+         "memvault.search.dense", "memvault.search.service", "memvault.distill.cards", "memvault.cli.commands.",
+         "json", "sqlite3", "memvault.views", "memvault.search", "memvault.redact")
+
+
+def test_help_stats_and_timeline_leave_the_heavy_modules_out(vault, tmp_path):
+    """Each import deferred for their start-up stays deferred: a module imported at the top again fails here."""
+    sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
+    from search_helpers import card, write
+
+    write(vault, card("c-20250101-aaaa", "Move the shop database to Postgres", "Mail ops@example.com first."))
+    old = time.time() - 3600  # settings unchanged for an hour: the first command caches their parse
+    os.utime(vault / "memvault.yaml", (old, old))
+    v = ["--vault", str(vault)]
+    assert "yaml" in loaded(v + ["stats"], tmp_path, watch=DEFERRED)  # the first parse, and the index built
+    assert loaded(["--help"], tmp_path, watch=DEFERRED) == []
+    stats = loaded(v + ["stats"], tmp_path, watch=DEFERRED)
+    assert "memvault.cli.commands.upkeep" in stats and "memvault.vault.store" in stats  # what stats does use
+    assert not {"hashlib", "yaml", "memvault.search.dense", "memvault.search.service", "memvault.distill.cards",
+                "memvault.redact.engine", "memvault.cli.commands.read"} & set(stats), stats
+    timeline = loaded(v + ["timeline", "--limit", "5"], tmp_path, watch=DEFERRED)
+    assert "memvault.views.timeline" in timeline and "memvault.redact.engine" in timeline  # its output is redacted
+    assert not {"memvault.model", "memvault.vault.store", "memvault.vault.episodes", "memvault.vault.codec",
+                "hashlib", "yaml", "memvault.search.service", "memvault.cli.commands.upkeep"} & set(timeline), timeline
+
+
+def test_help_and_capture_import_neither_jieba_nor_httpx(tmp_path, vault):
+    capture = (["--vault", str(vault), "capture"], (DATA / "formats" / "jsonl-en.jsonl").read_bytes())
+    for args, stdin in ((["--help"], b""), capture):
+        assert loaded(args, tmp_path, stdin, watch=("jieba", "httpx")) == [], args
 
 
 def test_table_and_modules_name_the_same_commands():
@@ -69,10 +114,6 @@ def test_settings_cache_follows_the_file(run, vault):
     assert '"model": "llama3.3:70b"' in changed.stdout
     assert "memvault.yaml" in changed.stderr and "bogus_key" in changed.stderr
 
-
-# A search's process ends in os._exit (memvault.__main__.leave); a probe that looks at the process afterwards
-# turns that into the SystemExit it catches.
-STAY = "import os\nos._exit = lambda code: (_ for _ in ()).throw(SystemExit(code))\n"
 
 COMPILED = (
     STAY +

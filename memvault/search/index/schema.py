@@ -12,7 +12,7 @@ import sqlite3
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
 
-SCHEMA = 11
+SCHEMA = 12
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -28,6 +28,9 @@ CREATE TABLE IF NOT EXISTS cards(
 CREATE INDEX IF NOT EXISTS cards_id ON cards(id);
 CREATE INDEX IF NOT EXISTS cards_month ON cards(month, path, mtime_ns, size, hash, ino);
 CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
+CREATE INDEX IF NOT EXISTS cards_status ON cards(status, project);
+CREATE INDEX IF NOT EXISTS cards_world ON cards(coalesce(valid_from, substr(created, 1, 10)), created, id, project,
+  status);
 CREATE TABLE IF NOT EXISTS card_entities(card INTEGER, entity TEXT, created TEXT, id TEXT, status TEXT);
 CREATE INDEX IF NOT EXISTS ce_entity ON card_entities(entity, created, card, status, id);
 CREATE INDEX IF NOT EXISTS ce_card ON card_entities(card);
@@ -54,7 +57,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);
 
 # FTS5's defaults for the settings a build from nothing changes (bulk.py): in-memory hash size, merging
 FTS_DEFAULTS = (("hashsize", 1 << 20), ("automerge", 4), ("crisismerge", 16))
-SECONDARY = ("cards_id", "cards_month", "cards_created", "ce_entity", "ce_card", "ce_degree")
+SECONDARY = ("cards_id", "cards_month", "cards_created", "cards_status", "cards_world", "ce_entity", "ce_card",
+             "ce_degree")
 INSERT_CARD = (
     "INSERT INTO cards(rowid, path, month, mtime_ns, size, hash, id, kind, project, status, created, valid_from,"
     " valid_to, title, body, entities, tags, episodes, supersedes, superseded_by,"

@@ -46,10 +46,11 @@ def threshold(vault: Vault) -> float:
 
 
 def scan(vault: Vault, *, project: str | None = None, cards: Iterable[Card] | None = None,
-         problems: list[VaultFormatError] | None = None) -> ConflictReport:
-    """Every conflict of the vault (or of `project`); `cards` when the caller already parsed them all."""
+         problems: list[VaultFormatError] | None = None, limit: int | None = None) -> ConflictReport:
+    """Every conflict of the vault (or of `project`; at most `limit`, see detector.detect); `cards` when the
+    caller already parsed them all."""
     cards = list(vault.cards(problems=problems if problems is not None else []) if cards is None else cards)
-    found = detector.detect(cards, threshold=threshold(vault), project=project)
+    found = detector.detect(cards, threshold=threshold(vault), project=project, limit=limit)
     ids = {i for c in found for i in (c.a, c.b)}
     paths, titles = {}, {}
     where = vault.find_card_paths(ids)

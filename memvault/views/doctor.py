@@ -22,6 +22,12 @@ from memvault.vault.files import ends_with_newline, is_locked
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
 
+# doctor lists at most this many conflicting pairs and stops looking there: on a vault of many near-duplicate titles
+# the pairs grow with the square of the cards (a generated 100k vault holds tens of millions), and doctor is a
+# health check that cron runs; `memvault conflicts` lists them all.
+LISTED = 200
+
+
 @dataclass
 class DoctorReport:
     files: int = 0
@@ -33,10 +39,11 @@ class DoctorReport:
     # `memvault resolve`), so they do not set exit 3, which cron treats as "the vault is broken".
     conflicts: list[str] = field(default_factory=list)
     conflict_lines: list[str] = field(default_factory=list)  # the same, once for each card of a pair (not JSON)
+    more_conflicts: bool = False  # more than LISTED pairs: `memvault conflicts` lists them all
 
     def to_json(self) -> dict:
         return {"files": self.files, "problems": self.problems, "fixed": self.fixed, "warnings": self.warnings,
-                "conflicts": self.conflicts, "ok": not self.problems}
+                "conflicts": self.conflicts, "more_conflicts": self.more_conflicts, "ok": not self.problems}
 
 
 def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
@@ -73,9 +80,10 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         if card.id in seen:
             errors.append(VaultFormatError(vault.rel(path), None, f"duplicate card id (also {seen[card.id]})"))
         seen[card.id] = vault.rel(path)
-    from memvault.views.conflicts import scan, threshold
+    from memvault.views.conflicts import threshold
 
-    report.conflict_lines = conflict_lines(vault, digest, threshold(vault), lambda: scan(vault, cards=cards).lines())
+    report.conflict_lines, report.more_conflicts = conflict_lines(vault, digest, threshold(vault), LISTED,
+                                                                  lambda: _conflicts(vault, cards))
     report.conflicts = report.conflict_lines[::2]  # --json: one per pair (lines() names a pair's two cards in turn)
     by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
     for path in vault.entity_files():
@@ -111,6 +119,16 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     errors += _scan_secrets(vault)
     report.problems = [str(e.message) for e in errors if e.path not in excused]
     return report
+
+
+def _conflicts(vault: Vault, cards: list) -> tuple[list[str], bool]:
+    """The lines of the first LISTED conflicting pairs, and whether there are more."""
+    from memvault.views.conflicts import scan
+
+    report = scan(vault, cards=cards, limit=LISTED + 1)
+    more = len(report.conflicts) > LISTED
+    report.conflicts = report.conflicts[:LISTED]
+    return report.lines(), more
 
 
 def _same_links(path: Path, fresh: str) -> bool:

@@ -74,29 +74,31 @@ def read_cards(vault: Vault, paths: list[Path],
     return out, digest.hexdigest() if trusted else None
 
 
-def conflict_lines(vault: Vault, digest: str | None, threshold: float, scan) -> list[str]:
-    """`scan()` (doctor's conflict lines: pairwise, ~45 s on a 10k-card generated vault), or the lines of the
-    last run when the card files (`digest`, read_cards), the merge threshold and the detector's code are the
-    same. marshal: a list of strings."""
+def conflict_lines(vault: Vault, digest: str | None, threshold: float, listed: int,
+                   scan) -> tuple[list[str], bool]:
+    """`scan()` (doctor's conflict lines and whether it stopped before the last pair), or what the last run
+    found when the card files (`digest`, read_cards), the merge threshold, the number listed (`listed`) and the
+    detector's code are the same.
+    marshal: a list of strings and a flag."""
     import marshal
 
     from memvault.distill import conflicts, merge, values
 
     code = b"".join(Path(m.__file__).read_bytes() for m in (conflicts, merge, values, codec))
-    key = hashlib.sha256(f"{digest}:{threshold}".encode() + code).hexdigest() if digest else None
+    key = hashlib.sha256(f"{digest}:{threshold}:{listed}".encode() + code).hexdigest() if digest else None
     cache_path = vault.cache / CONFLICTS_NAME if vault.cache else None
     if key and cache_path is not None:
         try:
             data = marshal.loads(cache_path.read_bytes())
             if data.get("key") == key:
-                return list(data["lines"])
+                return list(data["lines"]), bool(data["more"])
         except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            pass  # none yet, or damaged: scan
-    lines = scan()
+            pass  # none yet, another version's, or damaged: scan
+    lines, more = scan()
     if key and cache_path is not None:
         with contextlib.suppress(OSError, ValueError):
-            atomic_write(cache_path, marshal.dumps({"key": key, "lines": lines}))
-    return lines
+            atomic_write(cache_path, marshal.dumps({"key": key, "lines": lines, "more": more}))
+    return lines, more
 
 
 def _codec_key() -> str:

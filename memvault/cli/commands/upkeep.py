@@ -69,9 +69,11 @@ def doctor(
         if report.problems or speaks(verbose):  # damage always; a healthy vault's summary only when asked
             for line in report.conflict_lines:
                 typer.echo(line)
+            many = (f"more than {len(report.conflicts)} conflicts (the first {len(report.conflicts)} listed; "
+                    "memvault conflicts lists them all)" if report.more_conflicts
+                    else f"{len(report.conflicts)} conflicts (see memvault conflicts)")
             typer.echo(f"checked {report.files} files: {len(report.problems)} problems"
-                       + (f", {len(report.conflicts)} conflicts (see memvault conflicts)" if report.conflicts
-                          else ""), err=True)
+                       + (f", {many}" if report.conflicts else ""), err=True)
     if report.problems:
         raise typer.Exit(3)
 

@@ -62,9 +62,9 @@ def main() -> int:
         subprocess.run([*cmd, "reindex"], env=env, check=True, capture_output=True, cwd=tmp)
         cold, warm = [], []
         for _ in range(args.runs):
-            # Cold: no .memvault/secrets.cache nor doctor-cards.cache (the first doctor on a vault); warm: the
-            # second doctor. -v: the summary line (doctor is quiet into a pipe).
-            for name in ("secrets.cache", "doctor-cards.cache"):
+            # Cold: none of doctor's caches in .memvault/ (the first doctor on a vault); warm: the second doctor.
+            # -v: the summary line (doctor is quiet into a pipe).
+            for name in ("secrets.cache", "doctor-cards.cache", "doctor-conflicts.cache"):
                 (vault / ".memvault" / name).unlink(missing_ok=True)
             for times in (cold, warm):
                 start = time.perf_counter()

@@ -42,7 +42,7 @@ def files_inside(root: Path, top: str, levels: tuple[str, ...], links: list[Path
     import fnmatch
     from pathlib import Path
 
-    out: list[Path] = []
+    out: list[str] = []
     real_root = os.path.realpath(root)
     start = os.path.join(root, top)
     if os.path.islink(start) and outside(real_root, start):
@@ -65,12 +65,13 @@ def files_inside(root: Path, top: str, levels: tuple[str, ...], links: list[Path
                 continue
             if last:
                 if entry.is_file():
-                    out.append(Path(entry.path))
+                    out.append(entry.path)
             elif entry.is_dir():
                 walk(entry.path, depth + 1)
 
     walk(start, 0)
-    return sorted(out)
+    # Sorted as Paths sort (by parts), on the text: comparing 100k Path objects cost seconds.
+    return [Path(p) for p in sorted(out, key=lambda p: p.split(os.sep))]
 
 
 def links_outside(root: Path) -> list[Path]:

@@ -15,6 +15,7 @@ from memvault.vault import codec
 from memvault.vault import pages
 from memvault.views import leftovers, secretscan
 from memvault.views.parsed import conflict_lines, read_cards
+from memvault.views.sound import Sound, cards_key
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
 from memvault.vault.edge import files_inside, outside
@@ -59,20 +60,23 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     report.warnings += _vector_problems(vault)
     excused = _interrupted(vault, report)
     errors += leftovers.problems(vault)
+    sound = Sound(vault, (codec.__file__, pages.__file__, __file__))  # files found sound before (sound.py)
     files = vault.episode_files()
     report.files += len(files)
-    for path in files:
+    episodes = sound.todo(files)
+    for path in episodes:
         if not ends_with_newline(path):
             errors.append(VaultFormatError(vault.rel(path), None, "last line is torn (no newline at the end); "
                                            "the next capture repairs it"))
-    for _ in vault.iter_records(files=files, problems=errors):
+    for _ in vault.iter_records(files=episodes, problems=errors):
         pass
     card_files = vault.card_files()
     report.files += len(card_files)
     errors += leftovers.big_cards(vault, card_files)
     seen: dict[str, str] = {}
     cards = []
-    parsed, digest = read_cards(vault, card_files, errors)  # unchanged files from .memvault/ (parsed.py)
+    sigs: dict[str, tuple | None] = {}
+    parsed, digest = read_cards(vault, card_files, errors, sigs)  # unchanged files from .memvault/ (parsed.py)
     for path, card in parsed:
         cards.append(card)
         if path.stem != card.id:
@@ -86,8 +90,11 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
                                                                   lambda: _conflicts(vault, cards))
     report.conflicts = report.conflict_lines[::2]  # --json: one per pair (lines() names a pair's two cards in turn)
     by_slug = pages.cards_by_entity(cards)  # the cards parsed above, not a second read of every file
-    for path in vault.entity_files():
-        report.files += 1
+    entity_files, warned = vault.entity_files(), set()
+    report.files += len(entity_files)
+    made_of = {vault.rel(p): cards_key(by_slug.get(p.stem, []), sigs) for p in entity_files}
+    entity_todo = sound.todo(entity_files, made_of)
+    for path in entity_todo:
         try:
             vault.read_entity(path)
         except VaultFormatError as exc:
@@ -97,12 +104,13 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         if fresh is not None and _same_links(path, fresh):
             # Trigger: the block lists the right cards in the flat layout of before issue 32's profile (Now /
             # History). Why: an upgrade is no damage, and exit 3 would page cron. Outcome: a warning.
+            warned.add(vault.rel(path))
             report.warnings.append(f"{vault.rel(path)}: generated block in the previous layout: `memvault reindex` "
                                    "rewrites it as a profile")
         elif fresh is not None:
             errors.append(VaultFormatError(vault.rel(path), None, "generated block is out of date (after a git "
                                            "merge or a hand edit): run `memvault doctor --fix` or `memvault reindex`"))
-    for path in [*vault.episode_files(), *card_files, *vault.entity_files(), *vault.journal_files()]:
+    for path in [*episodes, *sound.todo(card_files), *entity_todo, *vault.journal_files()]:
         for lineno, raw in iter_lines(path):
             if raw is not None and raw.startswith((b"<<<<<<< ", b">>>>>>> ")):
                 errors.append(VaultFormatError(vault.rel(path), lineno, "git conflict marker: finish the merge"))
@@ -116,7 +124,8 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
             if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
     report.files += 1  # memvault.yaml
-    errors += _scan_secrets(vault)
+    errors += _scan_secrets(vault, _secret_files(vault, files, card_files, entity_files))
+    sound.save({e.path for e in errors} | warned)
     report.problems = [str(e.message) for e in errors if e.path not in excused]
     return report
 
@@ -208,7 +217,7 @@ def _settings_problems(vault: Vault, fixed: bool):
 SCAN_CACHE = "secrets.cache"
 
 
-def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
+def _scan_secrets(vault: Vault, files: list[tuple[Path, str]]) -> list[VaultFormatError]:
     """Secrets in clear in any vault file, as `path:line: secret in clear (rule …)`.
 
     Files found clean are remembered in .memvault/secrets.cache by size and mtime, under a key of the rules
@@ -225,7 +234,7 @@ def _scan_secrets(vault: Vault) -> list[VaultFormatError]:
         clean = {}
     fresh: dict[str, tuple[int, int]] = {}
     todo = []
-    for path, style in _secret_files(vault):
+    for path, style in files:
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -268,12 +277,13 @@ def _rules_key(vault: Vault) -> str:
     return hashlib.sha256(Path(redact.__file__).read_bytes() + deny.encode("utf-8")).hexdigest()
 
 
-def _secret_files(vault: Vault) -> list[tuple[Path, str]]:
-    """Every file of the vault a secret could sit in, with how to rewrite it."""
-    files = [(p, "json") for p in [*vault.episode_files(), *vault.journal_files(),
-                                   *files_inside(vault.root, "audit", ("*.log",))]]
-    files += [(p, "card") for p in vault.card_files()]
-    files += [(p, "entity") for p in vault.entity_files()]
+def _secret_files(vault: Vault, episodes: list[Path] | None = None, cards: list[Path] | None = None,
+                  entities: list[Path] | None = None) -> list[tuple[Path, str]]:
+    """Every file of the vault a secret could sit in, with how to rewrite it (the listings when already made)."""
+    episodes = vault.episode_files() if episodes is None else episodes
+    files = [(p, "json") for p in [*episodes, *vault.journal_files(), *files_inside(vault.root, "audit", ("*.log",))]]
+    files += [(p, "card") for p in (vault.card_files() if cards is None else cards)]
+    files += [(p, "entity") for p in (vault.entity_files() if entities is None else entities)]
     files.append((vault.root / CONFIG_NAME, "yaml"))
     return files
 

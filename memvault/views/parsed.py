@@ -27,10 +27,11 @@ CONFLICTS_NAME = "doctor-conflicts.cache"
 VERSION = 1
 
 
-def read_cards(vault: Vault, paths: list[Path],
-               errors: list[VaultFormatError]) -> tuple[list[tuple[Path, Card]], str | None]:
+def read_cards(vault: Vault, paths: list[Path], errors: list[VaultFormatError],
+               sigs: dict[str, tuple | None] | None = None) -> tuple[list[tuple[Path, Card]], str | None]:
     """(path, card) for every card file of `paths` that parses (a problem of any other goes to `errors`), and
-    a digest of every card file's path and stat (None when one changed too recently to be trusted, or failed)."""
+    a digest of every card file's path and stat (None when one changed too recently to be trusted, or failed).
+    `sigs`, when given, gets card id -> its file's stat (None when too recent to be trusted)."""
     key = _codec_key()
     cache_path = vault.cache / CACHE_NAME if vault.cache else None
     try:
@@ -66,6 +67,8 @@ def read_cards(vault: Vault, paths: list[Path],
             fresh[rel] = (sig, card)
         else:
             trusted = False
+        if sigs is not None:
+            sigs[card.id] = sig if st.st_mtime_ns < settled else None
         out.append((path, card))
     changed = fresh.keys() != known.keys() or any(fresh[r][0] != known[r][0] for r in fresh)
     if cache_path is not None and changed:

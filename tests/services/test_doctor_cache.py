@@ -79,3 +79,47 @@ def test_conflict_lines_are_reused_until_a_card_changes(vault):
     put("c-20261102-aaa002", "MySQL", "2026-11-02")
     _age(second, 5)
     assert len(check_vault(v).conflict_lines) == 2
+
+
+def test_sound_files_are_read_again_only_when_they_or_their_cards_change(vault):
+    """.memvault/doctor-files.cache: an episode file, a card file and an entity page found sound are not read
+    again while their stat holds; a page is checked again when one of its cards changes (its block is made from
+    them), though its own file did not."""
+    from memvault.model import Episode
+    from memvault.vault import codec, pages
+    from memvault.vault.store import atomic_write
+
+    write(vault, card("c-20250101-aaaa", "The NAS answers on 10.0.0.5", "On the home LAN.", project="home",
+                      entities=("nas",)),
+          card("c-20250102-bbbb", "备份每晚两点运行", "每天备份。", project="home", entities=("nas",)))
+    v = Vault.open(vault, {})
+    target, text = pages.page_update(v, "nas", list(v.cards(problems=[])), "NAS")
+    atomic_write(target, text)
+    day = vault / "episodes" / "2025" / "01" / "2025-01-01.jsonl"
+    day.parent.mkdir(parents=True, exist_ok=True)
+    line = codec.episode_to_line(Episode(id="ep-1", at="2025-01-01T10:00:00Z", project="home", session="s-1",
+                                         turn=0, user="NAS 的地址是什么？", assistant="10.0.0.5", hash="0" * 16))
+    day.write_text(line + "\n" + line + "\n", encoding="utf-8")
+    for path in [day, target, *(vault / "cards").rglob("*.md")]:
+        _age(path)
+    assert check_vault(v).problems == []
+    assert (vault / ".memvault" / "doctor-files.cache").is_file()
+    # Same size, mtime and inode, other bytes (a git conflict marker): the episode file stands as sound, unread.
+    st = os.stat(day)
+    raw = line.encode()
+    marked = raw + b"\n" + (b"<<<<<<< HEAD " + b"x" * len(raw))[:len(raw)] + b"\n"
+    assert len(marked) == st.st_size
+    day.write_bytes(marked)
+    os.utime(day, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert check_vault(v).problems == []
+    # Its mtime moves: read again, the marker (and the line that is no JSON) reported with the file's name.
+    _age(day, 5)
+    assert any("2025-01-01.jsonl" in p and "git conflict marker" in p for p in check_vault(v).problems)
+    day.write_text(line + "\n", encoding="utf-8")
+    _age(day, 5)
+    assert check_vault(v).problems == []
+    # A card of the page changes (a hand edit of its title), the page file does not: its block is out of date.
+    path = next((vault / "cards").rglob("c-20250101-aaaa.md"))
+    path.write_text(path.read_text(encoding="utf-8").replace("10.0.0.5", "10.0.0.9"), encoding="utf-8")
+    _age(path, 5)
+    assert any(p.startswith("entities/nas.md") and "out of date" in p for p in check_vault(v).problems)

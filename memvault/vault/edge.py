@@ -39,6 +39,14 @@ def files_inside(root: Path, top: str, levels: tuple[str, ...], links: list[Path
     """The files under root/top matching one glob pattern per level (hidden names never match, as with glob),
     sorted, skipping every folder or file whose real path is outside the vault (appended to `links`). One
     directory listing per folder: a symlink costs a realpath, other entries nothing more than the listing."""
+    from pathlib import Path
+
+    # Sorted as Paths sort (by parts), on the text: comparing 100k Path objects cost seconds.
+    return [Path(p) for p in sorted(_walk(root, top, levels, links), key=lambda p: p.split(os.sep))]
+
+
+def _walk(root: Path, top: str, levels: tuple[str, ...], links: list[Path] | None) -> list[str]:
+    """files_inside's files, as text and unsorted."""
     import fnmatch
     from pathlib import Path
 
@@ -70,8 +78,7 @@ def files_inside(root: Path, top: str, levels: tuple[str, ...], links: list[Path
                 walk(entry.path, depth + 1)
 
     walk(start, 0)
-    # Sorted as Paths sort (by parts), on the text: comparing 100k Path objects cost seconds.
-    return [Path(p) for p in sorted(out, key=lambda p: p.split(os.sep))]
+    return out
 
 
 def links_outside(root: Path) -> list[Path]:
@@ -79,5 +86,5 @@ def links_outside(root: Path) -> list[Path]:
     links: list = []
     for top, levels in (("cards", ("*", "*")), ("entities", ("*",)), ("episodes", ("*", "*", "*")),
                         ("journal", ("*",)), ("audit", ("*",))):
-        files_inside(root, top, levels, links)
+        _walk(root, top, levels, links)  # only the links: no Path for every file
     return sorted(set(links))

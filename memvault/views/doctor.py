@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import marshal
+import os
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ from memvault.vault import codec
 from memvault.vault import pages
 from memvault.views import leftovers, secretscan
 from memvault.views.parsed import conflict_lines, read_cards
-from memvault.views.sound import Sound, cards_key
+from memvault.views.sound import Sound, Stats, cards_key
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
 from memvault.vault.edge import files_inside, outside
@@ -60,7 +61,8 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
     report.warnings += _vector_problems(vault)
     excused = _interrupted(vault, report)
     errors += leftovers.problems(vault)
-    sound = Sound(vault, (codec.__file__, pages.__file__, __file__))  # files found sound before (sound.py)
+    stat = Stats()
+    sound = Sound(vault, (codec.__file__, pages.__file__, __file__), stat)  # files found sound before (sound.py)
     files = vault.episode_files()
     report.files += len(files)
     episodes = sound.todo(files)
@@ -72,11 +74,11 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
         pass
     card_files = vault.card_files()
     report.files += len(card_files)
-    errors += leftovers.big_cards(vault, card_files)
+    errors += leftovers.big_cards(vault, card_files, stat)
     seen: dict[str, str] = {}
     cards = []
     sigs: dict[str, tuple | None] = {}
-    parsed, digest = read_cards(vault, card_files, errors, sigs)  # unchanged files from .memvault/ (parsed.py)
+    parsed, digest = read_cards(vault, card_files, errors, sigs, stat)  # unchanged files from .memvault/ (parsed.py)
     for path, card in parsed:
         cards.append(card)
         if path.stem != card.id:
@@ -124,7 +126,7 @@ def check_vault(vault: Vault, *, fix: bool = False) -> DoctorReport:
             if raw is not None and raw.strip() and not raw.lstrip().startswith(b"{"):
                 errors.append(VaultFormatError(vault.rel(path), lineno, "audit line is not a JSON object"))
     report.files += 1  # memvault.yaml
-    errors += _scan_secrets(vault, _secret_files(vault, files, card_files, entity_files))
+    errors += _scan_secrets(vault, _secret_files(vault, files, card_files, entity_files), stat)
     sound.save({e.path for e in errors} | warned)
     report.problems = [str(e.message) for e in errors if e.path not in excused]
     return report
@@ -217,7 +219,7 @@ def _settings_problems(vault: Vault, fixed: bool):
 SCAN_CACHE = "secrets.cache"
 
 
-def _scan_secrets(vault: Vault, files: list[tuple[Path, str]]) -> list[VaultFormatError]:
+def _scan_secrets(vault: Vault, files: list[tuple[Path, str]], stat=os.stat) -> list[VaultFormatError]:
     """Secrets in clear in any vault file, as `path:line: secret in clear (rule …)`.
 
     Files found clean are remembered in .memvault/secrets.cache by size and mtime, under a key of the rules
@@ -236,7 +238,7 @@ def _scan_secrets(vault: Vault, files: list[tuple[Path, str]]) -> list[VaultForm
     todo = []
     for path, style in files:
         try:
-            st = path.stat()
+            st = stat(path)
         except FileNotFoundError:
             continue
         rel, sig = vault.rel(path), (st.st_size, st.st_mtime_ns)

@@ -29,13 +29,13 @@ def problems(vault: Vault) -> list[VaultFormatError]:
     return out
 
 
-def big_cards(vault: Vault, card_files: list[Path]) -> list[VaultFormatError]:
+def big_cards(vault: Vault, card_files: list[Path], stat=os.stat) -> list[VaultFormatError]:
     """Cards above the size search indexes (search.index.prepare.CARD_LIMIT): a memory is short text."""
     from memvault.search.index.prepare import CARD_LIMIT
 
     out = []
     for path in card_files:
-        size = path.stat().st_size
+        size = stat(path).st_size
         if size > CARD_LIMIT:
             out.append(VaultFormatError(vault.rel(path), None, f"{size / 1e6:.1f} MB, above the {CARD_LIMIT >> 20} "
                                         "MiB a card may hold: search indexes only its first MiB; keep the "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import pickle
 import time
 from pathlib import Path
@@ -28,7 +29,8 @@ VERSION = 1
 
 
 def read_cards(vault: Vault, paths: list[Path], errors: list[VaultFormatError],
-               sigs: dict[str, tuple | None] | None = None) -> tuple[list[tuple[Path, Card]], str | None]:
+               sigs: dict[str, tuple | None] | None = None,
+               stat=os.stat) -> tuple[list[tuple[Path, Card]], str | None]:
     """(path, card) for every card file of `paths` that parses (a problem of any other goes to `errors`), and
     a digest of every card file's path and stat (None when one changed too recently to be trusted, or failed).
     `sigs`, when given, gets card id -> its file's stat (None when too recent to be trusted)."""
@@ -48,7 +50,7 @@ def read_cards(vault: Vault, paths: list[Path], errors: list[VaultFormatError],
     for path in paths:
         rel = vault.rel(path)
         try:
-            st = path.stat()
+            st = stat(path)
         except FileNotFoundError:
             continue
         sig = (st.st_size, st.st_mtime_ns, st.st_ino)

@@ -64,7 +64,7 @@ def main() -> int:
         for _ in range(args.runs):
             # Cold: none of doctor's caches in .memvault/ (the first doctor on a vault); warm: the second doctor.
             # -v: the summary line (doctor is quiet into a pipe).
-            for name in ("secrets.cache", "doctor-cards.cache", "doctor-conflicts.cache"):
+            for name in ("secrets.cache", "doctor-cards.cache", "doctor-conflicts.cache", "doctor-files.cache"):
                 (vault / ".memvault" / name).unlink(missing_ok=True)
             for times in (cold, warm):
                 start = time.perf_counter()

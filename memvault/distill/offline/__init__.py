@@ -55,7 +55,18 @@ def voices(ep: Episode) -> list[tuple[str, str | None, str]]:
     return out
 
 
-def _statements(text: str) -> list[Statement]:
+# What plan() extracted from each text, for the propose() calls that follow on the same turns: a turn is read
+# once, not once to cut the batches and again to make its cards. Cleared by the next plan(), so it holds the
+# statements of one distill run's pending turns. Statements are frozen, the tuples are shared safely.
+_planned: dict[str, tuple[Statement, ...]] = {}
+
+
+def _statements(text: str) -> tuple[Statement, ...]:
+    found = _planned.get(text)
+    return found if found is not None else _extract(text)
+
+
+def _extract(text: str) -> tuple[Statement, ...]:
     """The cue tables' statements, or in a language they do not read, what anylang finds by signs that hold
     in any language."""
     if anylang.unread(text):  # the cue tables' words would be false friends there ("Note pour plus tard")
@@ -64,7 +75,7 @@ def _statements(text: str) -> list[Statement]:
                  for kind, clause in anylang.statements(text) for change in [anylang.change_of(clause)]]
     else:
         found = statements(text)
-    return [st for st in found if not _only_redacted(st.text)]
+    return tuple(st for st in found if not _only_redacted(st.text))
 
 
 _REDACTED = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]|\[email\]")
@@ -89,7 +100,11 @@ def plan(episodes: list[Episode], size: int = BATCH) -> list[list[Episode]]:
     states a change, so the card holding the old value is already written when the change looks for it."""
     out: list[list[Episode]] = []
     cur: list[Episode] = []
+    _planned.clear()
     for ep in episodes:
+        for _side, _name, text in voices(ep):
+            if text not in _planned:
+                _planned[text] = _extract(text)
         changes = any(s.kind == "state" for s in episode_statements(ep))
         if cur and (len(cur) >= size or ep.project != cur[0].project or changes):
             out.append(cur)

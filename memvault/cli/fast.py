@@ -178,7 +178,7 @@ def run(opts: dict[str, Any]) -> int:
         return exc.exit_code
     warn(result.warnings)
     if opts.get("as_json"):
-        import json  # only for --json: a plain search's process imports no json
+        import json
 
         text = json.dumps(result.to_json(), ensure_ascii=False, indent=2)
     else:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections import namedtuple
 from collections.abc import Iterable, Iterator, Sequence
 
 from memvault.errors import UsageError
-from memvault.records import _tuple_new, record
 from memvault.redact.finders import Finder, Span
 from memvault.redact.rules import BUILTIN, EMAIL, HOME, SECRET, Rule
 from memvault.redact.shapes import Lazy, distinct_lines
@@ -30,17 +30,9 @@ __all__ = ["Finding", "Redaction", "Rules", "compile_rules", "default_rules", "r
 # A named tuple, not a dataclass (`dataclasses` costs ~8 ms at search start-up) nor typing.NamedTuple (`typing`
 # ~2.3 ms): rule (its id), start and end (the span in the ORIGINAL text), line (1-based, in the original text),
 # family (the rule's family: provider-token, config, prose, command-line, …).
-def _finding(_cls, rule, start, end, line, family=""):
-    return _tuple_new(_cls, (rule, start, end, line, family))
-
-
-Finding = record("Finding", _finding)
+Finding = namedtuple("Finding", "rule start end line family", defaults=("",))
 # text (the clean text), findings (tuple of Finding)
-def _redaction(_cls, text, findings):
-    return _tuple_new(_cls, (text, findings))
-
-
-Redaction = record("Redaction", _redaction)
+Redaction = namedtuple("Redaction", "text findings")
 
 
 class Rules:

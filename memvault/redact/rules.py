@@ -29,6 +29,8 @@ found by memvault.redact.shapes; every rule belongs to a family (FAMILIES) that 
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import re
 
 from memvault.redact.finders import (ASSIGN, KEY_CHARS, Finder, anchored, assignment_value, find_discord,
@@ -40,19 +42,14 @@ from memvault.redact.shapes import (CALL_ANCHORS, PLACEHOLDER, SERVER_WORDS, fin
                                     find_command_line, find_config_xml, find_generic_flag, find_server_config,
                                     find_user_slash_password, has_digit)
 from memvault.redact.tokens import find_tokens, placeholder_token
-from memvault.records import _tuple_new, record
 
 SECRET, EMAIL, HOME = 0, 1, 2  # kinds: a secret becomes [REDACTED:<id>], an email [email], a home dir ~
 
 
 # id (str), find (a Finder), keywords (lowercase literals: the rule runs only if one occurs in the lowered
 # text), kind (SECRET or a softer kind), family (filled from FAMILIES by rule id, see below the table).
-# A record (memvault.records), not typing's NamedTuple: a search redacts what it shows and must not import `typing`.
-def _rule(_cls, id, find, keywords, kind=SECRET, family=""):  # noqa: A002 - the field is called id
-    return _tuple_new(_cls, (id, find, keywords, kind, family))
-
-
-Rule = record("Rule", _rule)
+# collections.namedtuple, not typing's NamedTuple: a search redacts what it shows and must not import `typing`.
+Rule = namedtuple("Rule", "id find keywords kind family", defaults=(SECRET, ""))
 
 
 def _tok(prefix: str, body: str, boundary: str = "A-Za-z0-9_") -> str:

@@ -8,31 +8,20 @@ by its own field (BM25F, Robertson et al. 2004), and saturated once with k1.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, namedtuple
 from collections.abc import Mapping, Sequence
-
-from memvault.records import _tuple_new, record
 
 K1 = 1.2
 B = 0.75
 
 
-# Records (memvault.records: named tuples without namedtuple's eval at import; not typing's: no module a search
-# imports needs `typing`).
-def _stats(_cls, n_docs, avg_len, df):
-    """Collection statistics: number of documents (int), average field lengths and document frequency of terms
-    (field -> float, term -> int)."""
-    return _tuple_new(_cls, (n_docs, avg_len, df))
-
-
-def _scored(_cls, score, matched, coverage):
-    """score (float), matched (the query terms found in the document, in query order), coverage (the share of the
-    query's IDF mass that the document matched, 0..1)."""
-    return _tuple_new(_cls, (score, matched, coverage))
-
-
-Stats = record("Stats", _stats)
-Scored = record("Scored", _scored)
+# Named tuples (collections.namedtuple; not typing's: no module a search imports needs `typing`).
+# Collection statistics: number of documents (int), average field lengths and document frequency of terms
+# (field -> float, term -> int).
+Stats = namedtuple("Stats", "n_docs avg_len df")
+# score (float), matched (the query terms found in the document, in query order), coverage (the share of the
+# query's IDF mass that the document matched, 0..1).
+Scored = namedtuple("Scored", "score matched coverage")
 
 
 def idf(df: int, n_docs: int) -> float:

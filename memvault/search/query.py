@@ -4,9 +4,9 @@ pruning of common terms). Reads the index only through named Index methods (no S
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Mapping
 
-from memvault.records import _tuple_new, record
 from memvault.search import bm25, expand
 from memvault.search import tokenize
 from memvault.search.index import Index
@@ -29,11 +29,8 @@ COMMON = 0.10  # terms in more than this share of documents are left out of the 
 # float); extra_mass (IDF mass of CJK content the vault has no bigram for); tokens (frozenset); expansions
 # (expand.Expansion of the synonym groups the query hits; cards only); dfs (term -> how many documents hold it, for
 # the terms looked up; None when not known).
-def _query(_cls, text, intent, terms, idfs, extra_mass, tokens=frozenset(), expansions=(), dfs=None):
-    return _tuple_new(_cls, (text, intent, terms, idfs, extra_mass, tokens, expansions, dfs))
-
-
-Query = record("Query", _query)
+Query = namedtuple("Query", "text intent terms idfs extra_mass tokens expansions dfs",
+                   defaults=(frozenset(), (), None))
 
 
 def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_intent: bool = True,

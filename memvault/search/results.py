@@ -1,12 +1,13 @@
 """What a search takes and gives: SearchOptions, Hit, SearchResult (plain named tuples, no logic).
 
-memvault.records, not typing.NamedTuple or dataclasses: importing `typing` alone cost ~2.3 ms of every search's
-start-up, and no module a search imports needs it (tests/cli/test_startup_cost.py); nor collections.namedtuple,
-whose eval of each __new__ cost ~0.4 M instructions a record. Field types are given in the comments."""
+collections.namedtuple, not typing.NamedTuple or dataclasses: importing `typing` alone cost ~2.3 ms of every
+search's start-up, and no module a search imports needs it (tests/cli/test_startup_cost.py). A hand-made copy of
+namedtuple (memvault.records, issue 25) saved 1.7 % of a whole search's CPU time, wall time within noise (issue
+37: two same-hour A/Bs at 10k cards): not worth its code. Field types are given in the comments."""
 
 from __future__ import annotations
 
-from memvault.records import _tuple_new, record
+from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,34 +36,25 @@ _OPTIONS = {
 }
 
 
-def _options(_cls, limit=10, project=None, kind=None, include_all=False, hops=1, episodes=False, snippet_chars=160,
-             floor=0.15, episode_floor=0.1, mode="bigram", bm25_only=False, stat_all_below=5000, expand=True,
-             synonyms=False, name_floor=0.0, expansion_floor=0.0, recency_half_life_days=0.0, answer_floor=0.0,
-             embeddings=None):
-    return _tuple_new(_cls, (limit, project, kind, include_all, hops, episodes, snippet_chars, floor, episode_floor,
-                             mode, bm25_only, stat_all_below, expand, synonyms, name_floor, expansion_floor,
-                             recency_half_life_days, answer_floor, embeddings))
+SearchOptions = namedtuple("SearchOptions", list(_OPTIONS), defaults=list(_OPTIONS.values()))  # fields, defaults
 
 
-SearchOptions = record("SearchOptions", _options)  # fields and defaults: _OPTIONS (a test keeps them equal)
+_HIT = (
+    "id kind title"  # str; title None inside ranking until the shown hits' details are read
+    " project"  # str | None
+    " status score snippet"  # str, float, str (a pending (text, terms) pair inside ranking)
+    " why"  # tuple[str, ...]
+    " sources"  # =(): episodes a card came from
+    " refs"  # =(): input message ids an episode came from
+    " created session path"  # ="", None, None: str, str | None, str | None
+    " rowid"  # =None; internal: the index row, for the freshness check; not shown
+    " world"  # ="", internal: a card's valid_from (else created), an episode's time; for the recency prior
+    " weak"  # =False: no hit answers the question: the closest hits of the few words that matched
+    " cover"  # =(0.0, 0.0), internal: (share of the question this hit matched, share beyond the names it names)
+)
 
 
-def _hit(_cls, id, kind, title,  # noqa: A002 - str; title None inside ranking until with_details reads it
-         project,  # str | None
-         status, score, snippet,  # str, float, str (a pending (text, terms) pair inside ranking)
-         why,  # tuple[str, ...]
-         sources=(),  # episodes a card came from
-         refs=(),  # input message ids an episode came from
-         created="", session=None, path=None,  # str, str | None, str | None
-         rowid=None,  # internal: the index row, for the freshness check; not shown
-         world="",  # internal: a card's valid_from (else created), an episode's time; for the recency prior
-         weak=False,  # no hit answers the question: the closest hits of the few words that matched
-         cover=(0.0, 0.0)):  # internal: (share of the question this hit matched, share beyond the names it names)
-    return _tuple_new(_cls, (id, kind, title, project, status, score, snippet, why, sources, refs, created, session,
-                             path, rowid, world, weak, cover))
-
-
-class Hit(record("Hit", _hit)):
+class Hit(namedtuple("Hit", _HIT, defaults=((), (), "", None, None, None, "", False, (0.0, 0.0)))):
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -76,17 +68,19 @@ class Hit(record("Hit", _hit)):
         return out
 
 
-def _result(_cls, query, intent,  # str; intent: current | history
-            terms, hits,  # tuple[str, ...], tuple[Hit, ...]
-            warnings=(),  # one line each, for stderr (the dense layer fell back to words …); not in JSON
-            closest=()):  # tuple[Hit, ...]: no hit answers the question; these come closest (each weak)
-    return _tuple_new(_cls, (query, intent, terms, hits, warnings, closest))
+_RESULT = (
+    "query intent"  # str; intent: current | history
+    " terms hits"  # tuple[str, ...], tuple[Hit, ...]
+    " warnings"  # =(): one line each, for stderr (the dense layer fell back to words …); not in JSON
+    " closest"  # =(): tuple[Hit, ...]: no hit answers the question; these come closest (each weak)
+)
 
 
-class SearchResult(record("SearchResult", _result)):
+class SearchResult(namedtuple("SearchResult", _RESULT, defaults=((), ()))):
     __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, "intent": self.intent, "terms": list(self.terms),
                 "count": len(self.hits), "hits": [h.to_json() for h in self.hits],
                 "closest": [h.to_json() for h in self.closest]}
+

@@ -180,28 +180,6 @@ def test_a_search_of_cards_and_turns_imports_neither_dataclasses_nor_typing(run,
     assert done.stderr.decode().strip().splitlines()[-1] == "HEAVY"
 
 
-def test_a_search_of_cards_imports_no_json(vault, tmp_path):
-    """json costs ~5.5 M instructions with its regexes: the settings cache is marshal data and the index's lists
-    (entities, aliases, sources) are split without it. A turn with speakers' names, or --json, still uses it."""
-    sys.path.insert(0, str(os.path.join(os.path.dirname(__file__), "..", "services")))
-    from search_helpers import card, entity_page, write
-
-    write(vault, card("c-20250101-bbbb", "Anna moved the shop database to Postgres", "During the spring sale.",
-                      entities=("postgres", "anna")),
-          card("c-20250102-cccc", "Postgres backups nightly", "restic to B2", entities=("postgres",)))
-    entity_page(vault, "postgres", "PostgreSQL", ["pg", "postgres db"])
-    old = time.time() - 3600
-    os.utime(vault / "memvault.yaml", (old, old))
-    probe = LIGHT.replace("*sys.argv[-1:0]", "'json'")
-    args = ["--vault", str(vault), "search", "pg", "shop"]  # an alias of a page: read through the expansion
-    subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, cwd=tmp_path, check=True)
-    done = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, cwd=tmp_path)
-    assert "c-20250101-bbbb" in done.stdout.decode()
-    assert done.stderr.decode().strip().splitlines()[-1] == "HEAVY"
-    as_json = subprocess.run([sys.executable, "-c", probe, *args, "--json"], capture_output=True, cwd=tmp_path)
-    assert json.loads(as_json.stdout)["hits"] and as_json.stderr.decode().strip().splitlines()[-1] == "HEAVY json"
-
-
 def test_reading_commands_that_skip_the_tear_down_keep_their_output_and_exit_codes(vault, tmp_path):
     """--help, stats and timeline end in os._exit (memvault.__main__.leave): what they wrote into a pipe arrives
     whole, --help reads as the app's own, and an exit code other than 0 stays."""

@@ -16,7 +16,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[2] / "memvault"
 RANK = {"core": 0, "redact": 1, "vault": 2, "hosts": 3, "search": 3, "capture": 3, "distill": 4, "views": 5,
         "mcp": 6, "cli": 7}
-CORE = {"errors", "model", "voices", "records", "choices", "fence", "__init__"}
+CORE = {"errors", "model", "voices", "choices", "fence", "__init__"}
 MAX_LINES = 400
 
 

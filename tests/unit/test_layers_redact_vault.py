@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "memvault"
-CORE = {"memvault.errors", "memvault.model", "memvault.choices", "memvault.records"}
+CORE = {"memvault.errors", "memvault.model", "memvault.choices"}
 ABOVE_VAULT = ("memvault.search", "memvault.capture", "memvault.distill", "memvault.views", "memvault.cli")
 KNOWN_UPWARD: set[tuple[str, str]] = set()  # supersede moved down to memvault.model
 

@@ -115,7 +115,7 @@ def _remove_others(local: str, keep: str) -> None:
 
 def _ours(name: str) -> str | None:
     """The build file a name belongs to (`search-<id>.sqlite` for itself, its -wal, -shm and its temporary
-    `.search-<id>.link`), or None for any other file (search-settings.marshal, ...)."""
+    `.search-<id>.link`), or None for any other file (search-settings.json, ...)."""
     link = name.startswith(f".{PREFIX}") and name.endswith(".link")
     stem = name[len(PREFIX) + 1:-len(".link")] if link else name[len(PREFIX):].partition(SUFFIX)[0]
     rest = "" if link else name[len(PREFIX) + len(stem) + len(SUFFIX):]

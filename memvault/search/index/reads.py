@@ -4,9 +4,9 @@ an entity, entity links and supersede links, and whole card rows as plain record
 from __future__ import annotations
 
 import sqlite3
+from collections import namedtuple
 from collections.abc import Iterable, Sequence
 
-from memvault.records import _tuple_new, record
 from memvault.search.index.schema import CARD_FIELDS
 
 
@@ -15,11 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Which cards a search may return: retracted ones only with include_all; one project and/or kind (str or None).
-def _card_filter(_cls, include_all=False, project=None, kind=None):
-    return _tuple_new(_cls, (include_all, project, kind))
-
-
-CardFilter = record("CardFilter", _card_filter)
+CardFilter = namedtuple("CardFilter", "include_all project kind", defaults=(False, None, None))
 
 
 def _where(flt: CardFilter, alias: str = "c") -> tuple[str, list[Any]]:

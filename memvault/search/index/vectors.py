@@ -9,8 +9,9 @@ search.sqlite so that `memvault reindex` or a schema change of the index never t
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 TYPE_CHECKING = False  # typing's own constant, without importing typing
 if TYPE_CHECKING:
@@ -61,10 +62,10 @@ class VectorsMixin:
     # How long a write waits for another writer; a search waits less (vec_patience) than `memvault embed`.
     vec_busy_ms = 10_000
 
-    def vec_write(self) -> _Transaction:
+    def vec_write(self) -> contextlib.AbstractContextManager[None]:
         """One write transaction, for a `with` block (it also serialises writers of the matrix files).
         sqlite3.OperationalError when another process keeps the write lock longer than vec_busy_ms."""
-        return _Transaction(self.db, self.vec_busy_ms)
+        return _transaction(self.db, self.vec_busy_ms)
 
     def vec_space(self, space: str) -> tuple[str, int] | None:
         """(model, dimension) of the vectors stored for `space`, or None."""
@@ -191,27 +192,18 @@ class VectorsMixin:
             f" AND e.id NOT IN (SELECT id FROM revoked)", (*ids, *([project] if project else []))).fetchall()
 
 
-class _Transaction:
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection, busy_ms: int) -> Iterator[None]:
     """BEGIN IMMEDIATE (waiting up to `busy_ms` for another writer) on entry; COMMIT on a clean exit, ROLLBACK
-    otherwise. A class, not contextlib's decorator: a search imports this module (contextlib: ~3 M instructions
-    of its start-up)."""
-
-    def __init__(self, db: sqlite3.Connection, busy_ms: int):
-        self.db, self.busy_ms = db, busy_ms
-
-    def __enter__(self) -> None:
-        self.db.execute(f"PRAGMA busy_timeout = {int(self.busy_ms)}")
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-        finally:
-            self.db.execute("PRAGMA busy_timeout = 10000")  # the index's own (sqlite3.connect timeout=10)
-
-    def __exit__(self, exc_type: object, *_rest: object) -> None:
-        if exc_type is None:
-            try:
-                self.db.execute("COMMIT")
-                return
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-        self.db.execute("ROLLBACK")
+    otherwise (also when the COMMIT fails)."""
+    db.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    finally:
+        db.execute("PRAGMA busy_timeout = 10000")  # the index's own (sqlite3.connect timeout=10)
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise

@@ -5,7 +5,7 @@ without mass: it re-ranks and never counts toward the relevance floor). The hard
 two halves by id parity; the settings are chosen on the even half and the decision must hold on the odd half.
 Result (eval/REPORT.md): on the even half every setting lowered paraphrase-hard R@5 (0.300 -> 0.250) and the
 old set's R@1 (0.889 -> 0.840 or lower) without changing negatives; the odd half did not gain either. So
-memvault does not use it. Pipeline as service.search_index for cards (no episodes, no redaction).
+memvault does not use it. Cards alone, through pipeline.card_hits (no episodes, no redaction).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from memvault.search import bm25  # noqa: E402
 from memvault.search.expand import EXPANSION_WEIGHT, Expansion  # noqa: E402
 from memvault.search.index import CARD_FIELDS, Index  # noqa: E402
 from memvault.search.query import analyse  # noqa: E402
-from memvault.search.ranking import search_cards  # noqa: E402
+from memvault.search.pipeline import card_hits  # noqa: E402
 from memvault.search.service import options_from  # noqa: E402
 
 
@@ -55,10 +55,10 @@ def engine(root: Path, terms: int, weight: float):
         with Index(root, opts.mode, opts.stat_all_below) as idx:
             idx.refresh()
             q = analyse(query, idx, opts.mode)
-            hits = search_cards(idx, q, opts)
+            hits = card_hits(idx, q, opts)
             extra = feedback(idx, q, hits, terms, weight) if terms and hits else None
             if extra is not None:
-                hits = search_cards(idx, q._replace(expansions=(*q.expansions, extra)), opts)
+                hits = card_hits(idx, q._replace(expansions=(*q.expansions, extra)), opts)
         hits.sort(key=lambda h: (-round(h.score, 6), tuple(-ord(c) for c in h.created), h.id))
         return [h.id for h in hits[: opts.limit]]
 

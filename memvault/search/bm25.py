@@ -1,4 +1,5 @@
-"""BM25F scoring of one document against query terms. Pure: knows nothing of vaults, files or SQLite.
+"""BM25F scoring of one document against query terms, and the like weight of an entity by how many cards
+mention it (hub_damping). Pure: knows nothing of vaults, files or SQLite.
 
 A document is a mapping field -> its tokens joined by single spaces (score_text, as the index keeps them) or
 field -> list of tokens (score). Term frequencies of all fields are combined, each weighted and length-normalised
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 K1 = 1.2
 B = 0.75
+HUB_DEGREE = 12  # an entity mentioned by more cards than this is a hub: what it lends is damped (hub_damping)
 
 
 # Named tuples (collections.namedtuple; not typing's: no module a search imports needs `typing`).
@@ -22,6 +24,12 @@ Stats = namedtuple("Stats", "n_docs avg_len df")
 # score (float), matched (the query terms found in the document, in query order), coverage (the share of the
 # query's IDF mass that the document matched, 0..1).
 Scored = namedtuple("Scored", "score matched coverage")
+
+
+def hub_damping(degree: int) -> float:
+    """1 for a focused entity; shrinks like 1/sqrt(degree) for a hub mentioned by many cards (an entity's IDF,
+    in effect: a card naming a hub, or reached through one, gets less of the credit)."""
+    return 1.0 if degree <= HUB_DEGREE else math.sqrt(HUB_DEGREE / degree)
 
 
 def idf(df: int, n_docs: int) -> float:

@@ -1,6 +1,8 @@
-"""A query analysed against the index: intent, terms (as the index spells them), their IDF weights, and the
-IDF mass of CJK content the vault has no bigram for; plus the candidate budget ranking shares (POOL, BIG,
-pruning of common terms). Reads the index only through named Index methods (no SQL here)."""
+"""The analyse stage of a search (pipeline.py): the question as the index sees it. A Query holds the intent,
+the terms (as the index spells them), their IDF weights and the IDF mass of CJK content the vault has no bigram
+for; the stage's Analysis adds the entities the question names, the turns' own Query, how much of the question
+is words the vault has never seen, and which order rules apply (recency prior, history). Reads the index only
+through named Index methods (no SQL here)."""
 
 from __future__ import annotations
 
@@ -10,20 +12,8 @@ from collections.abc import Mapping
 from memvault.search import bm25, expand
 from memvault.search import tokenize
 from memvault.search.index import Index
-from memvault.search.intent import split_intent
-
-POOL = 150  # BM25 candidates re-scored per query
-BIG = 5000  # an OR query matching more cards than this tries the AND of its words first …
-SMALL_BIG, BIG_SHARE = 1000, 20  # … in a vault under 100k cards, more than max(1000, cards / 20)
-
-
-def and_first_above(n_docs: int) -> int:
-    """How many cards an OR query may match before ranking tries the AND of its words first: 5% of the vault,
-    within 1,000..5,000 (at 10k cards a two-word query of common words matches ~2,500 cards, whose BM25
-    ranking was half of a search's time; the cards holding every word are the best-scored anyway)."""
-    return max(SMALL_BIG, min(BIG, n_docs // BIG_SHARE))
-COMMON = 0.10  # terms in more than this share of documents are left out of the candidate query
-
+from memvault.search.intent import asks_now, split_intent
+from memvault.search.results import SearchOptions
 
 # An analysed query: text and intent (str); terms (known + unknown ascii terms, in query order); idfs (term ->
 # float); extra_mass (IDF mass of CJK content the vault has no bigram for); tokens (frozenset); expansions
@@ -31,6 +21,41 @@ COMMON = 0.10  # terms in more than this share of documents are left out of the 
 # the terms looked up; None when not known).
 Query = namedtuple("Query", "text intent terms idfs extra_mass tokens expansions dfs",
                    defaults=(frozenset(), (), None))
+
+
+# The analyse stage's record: text (the question as typed); cards (its Query for cards) and turns (for raw turns,
+# None without them); named (entity slug -> (the query terms naming it, its degree)); names (the query terms that
+# name an entity); turn_names (the turns' terms of those names); unknown (share of the question in words the
+# vault has never seen, the smaller of the cards' and the turns'); prior (the recency prior applies); history (a
+# history question); keep (how many cards the hops stage turns into hits, None: all).
+Analysis = namedtuple("Analysis", "text cards turns named names turn_names unknown prior history keep")
+
+
+# Which questions get the recency prior, on the normalised question: those that ask about now (every question
+# that is not about history, `split_intent(text)[0] == "current"`, was measured worse).
+RECENCY_SCOPE = asks_now
+
+
+def analysed(idx: Index, query: str, opts: SearchOptions, cards: Query | None = None) -> Analysis:
+    """The analyse stage. `cards`: the cards' Query when the caller made it (eval/prf.py widens it)."""
+    norm = tokenize.normalize(query)
+    prior = opts.recency_half_life_days > 0 and not opts.bm25_only and RECENCY_SCOPE(norm)
+    history = split_intent(norm)[0] != "current"
+    q = cards or analyse(query, idx, opts.mode, use_intent=not opts.bm25_only,
+                         synonyms=opts.expand and opts.synonyms and not opts.bm25_only)
+    fused = opts.embeddings is not None and not opts.bm25_only
+    # Hits are then ordered by score, date and id alone and at most `limit` cards shown, unless the recency
+    # prior (its weights depend on the newest hit) or the dense fusion re-orders them.
+    keep = None if prior or fused else opts.limit
+    named = {} if opts.bm25_only else named_entities(idx, q)
+    unknown = unknown_share(q, idx.card_count())
+    names = name_terms(named)
+    qe, turn_names = None, frozenset()
+    if opts.episodes and idx.episode_stats()[0]:  # a vault of cards alone never loads the turns' stemmer
+        qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)
+        turn_names = episode_names(query, opts.mode, names)
+        unknown = min(unknown, unknown_share(qe, idx.episode_stats()[0]))
+    return Analysis(query, q, qe, named, names, turn_names, unknown, prior, history, keep)
 
 
 def analyse(query: str, idx: Index, mode: str, episodes: bool = False, use_intent: bool = True,
@@ -103,14 +128,6 @@ def _is_cjk(token: str) -> bool:
     return bool(token) and not token.isascii() and bool(tokenize.cjk_runs(token))
 
 
-def prune(terms: list[str], idfs: Mapping[str, float], n_docs: int) -> list[str]:
-    """Drop terms found in more than COMMON of the documents when a rarer term remains (PERF-NOTES: a query of
-    only common words costs 10x); the dropped terms still score on the candidates that the rare terms find."""
-    cutoff = bm25.idf(int(n_docs * COMMON), n_docs)
-    rare = [t for t in terms if idfs[t] >= cutoff]
-    return rare or terms
-
-
 def unknown_share(q: Query, n_docs: int) -> float:
     """The share of the question's IDF mass in words the index has never seen (CJK content without a known
     bigram included): 1.0 for a question of such words only."""
@@ -130,3 +147,42 @@ def episode_names(query: str, mode: str, names: set[str]) -> frozenset[str]:
         if set(tokenize.tokens(word, mode, stop=False, stemmer=tokenize.CARD_STEMMER)) & names:
             out.update(tokenize.tokens(word, mode, stop=False, stemmer=tokenize.EPISODE_STEMMER))
     return frozenset(out)
+
+
+def named_entities(idx: Index, q: Query) -> dict[str, tuple[list[str], int]]:
+    """Entity slug -> (the query terms naming it, its degree), for the entities the query names."""
+    n_docs = idx.card_stats()[0]
+    return _named_entities(idx, q, n_docs) if n_docs else {}
+
+
+def name_terms(named: Mapping[str, tuple[list[str], int]]) -> set[str]:
+    """The query terms that name an entity (`named`)."""
+    return {t for terms, _degree in named.values() for t in terms}
+
+
+def _named_entities(idx: Index, q: Query, n_docs: int) -> dict[str, tuple[list[str], int]]:
+    """Entities whose name or alias appears in the query (all its tokens), or, for a query word the vault has
+    never seen, an entity name within a small edit distance (rapidfuzz, imported only then)."""
+    toks = [t for t in q.tokens]
+    if not toks:
+        return {}
+    out: dict[str, tuple[list[str], int]] = {}
+    rows = idx.entity_keys(toks)
+    for key, slug in rows:
+        parts = key.split()
+        if all(p in q.tokens for p in parts):
+            terms = [p for p in parts if p in q.idfs]
+            prev = out.get(slug)
+            if terms and (prev is None or len(terms) > len(prev[0])):
+                out[slug] = (terms, 0)
+    unknown = [t for t in q.terms if t.isascii() and len(t) >= 5 and q.idfs[t] >= bm25.max_idf(n_docs) - 1e-9]
+    for t in unknown:
+        for key, slug in idx.entity_keys_starting(t[0]):
+            from rapidfuzz import fuzz  # only when there is a name to compare with (~15 ms to import)
+
+            if fuzz.ratio(t, key) >= 85 and slug not in out:
+                out[slug] = ([t], 0)
+    for slug in out:
+        out[slug] = (out[slug][0], idx.entity_degree(slug))
+    return out
+

@@ -1,4 +1,5 @@
-"""What a search takes and gives: SearchOptions, Hit, SearchResult (plain named tuples, no logic).
+"""What a search takes and gives: SearchOptions, Hit, SearchResult (plain named tuples, no logic), and what a
+hit's snippet holds until it is shown (pending).
 
 collections.namedtuple, not typing.NamedTuple or dataclasses: importing `typing` alone cost ~2.3 ms of every
 search's start-up, and no module a search imports needs it (tests/cli/test_startup_cost.py). A hand-made copy of
@@ -42,7 +43,7 @@ SearchOptions = namedtuple("SearchOptions", list(_OPTIONS), defaults=list(_OPTIO
 _HIT = (
     "id kind title"  # str; title None inside ranking until the shown hits' details are read
     " project"  # str | None
-    " status score snippet"  # str, float, str (a pending (text, terms) pair inside ranking)
+    " status score snippet"  # str, float, str (a pending (text, terms) pair until shown)
     " why"  # tuple[str, ...]
     " sources"  # =(): episodes a card came from
     " refs"  # =(): input message ids an episode came from
@@ -84,3 +85,8 @@ class SearchResult(namedtuple("SearchResult", _RESULT, defaults=((), ()))):
                 "count": len(self.hits), "hits": [h.to_json() for h in self.hits],
                 "closest": [h.to_json() for h in self.closest]}
 
+
+def pending(text: str, terms: list[str]) -> tuple[str, tuple[str, ...]]:
+    """What a hit's snippet will be made from. A search scores a few hundred candidates and shows ten: the
+    snippet (a normalisation and a regex per term) is made only for the hits shown (snippets.settle)."""
+    return (text, tuple(terms))

@@ -1,33 +1,10 @@
-"""search service: the entry point of a search. BM25F over cards (and raw turns with `episodes`), entity hops, time and status rules.
-
-Pipeline for one query:
-1. Analyse: history/current intent from marker words ("before", "originally", "之前", "原来" …), which are then
-   removed; the rest is tokenised like the index. CJK bigrams the vault has never seen are dropped, but the
-   characters they leave unexplained still count as unmatched query content (query segmentation against the
-   indexed vocabulary).
-2. Candidates: FTS5 OR-query over the known terms (very common terms pruned when rarer ones exist), plus every
-   card of an entity the query names by name or alias, plus (while the pool has room) cards holding expansion
-   terms: the named entities' other names and aliases, and with search.synonyms the groups of synonyms.py
-   (expand.py), weighted below the query's own words.
-3. Score: BM25F on title/entities/body/tags, re-computed here on the candidates with bm25.py so that each hit
-   knows which terms it matched. Relevance floor: a hit must match at least `floor` of the query's IDF mass;
-   a query about something the vault does not hold therefore returns nothing (exit 1, like grep). A hit resting
-   on one word that is an entity name, or on expansions only, may be asked to cover more (search.name_floor,
-   search.expansion_floor; off by default).
-4. Entity hops from the best hits, damped for hub entities; superseded cards demoted unless the question asks
-   about history; retracted cards only with `include_all`.
-5. Only with `embeddings:` configured (opts.embeddings): the dense layer (search/dense/hybrid.py) embeds the
-   question, adds its nearest cards (and turns) under the same filters, and fusion.fuse orders both; a dead
-   endpoint leaves the lexical order and a warning in SearchResult.warnings. With embeddings off nothing of
-   search/dense is imported (no numpy, no httpx).
-
-Modules: intent (marker words), query (analysis, candidate budget), ranking (cards: BM25F, hops, supersede
-chains, status rules), episodes (turns and their context), snippets (what a hit shows), results (the tuples),
-fusion (lexical + dense order), dense/ (the optional embeddings layer), index/ (all SQL). This module: settings, options, run_search (refresh, search, freshness re-check, redaction).
-A query flows service -> query/ranking/episodes -> index, never back. Kept cheap to import for the search fast
-path (cli/fast.py): no module-level yaml, rapidfuzz, snowballstemmer or jieba; redact is imported at use.
-Re-exports the names other packages import from here (run_search, options_from, settings, SearchOptions, Hit,
-SearchResult, snippet, open_root, CARD_WEIGHTS, analyse, search_index).
+"""search service: the entry point of a search. Settings (cached so that a search reads no YAML), options,
+and run_search: open and refresh the index, run the pipeline (pipeline.py: analyse -> candidates -> score ->
+hops -> order -> fuse -> present, each stage once), re-check the freshness of what it found, and redact what is
+shown. Kept cheap to import for the search fast path (cli/fast.py): no module-level yaml, rapidfuzz,
+snowballstemmer or jieba; redact is imported at use. Re-exports the names other packages import from here
+(run_search, options_from, settings, SearchOptions, Hit, SearchResult, snippet, open_root, CARD_WEIGHTS,
+analyse, search_index).
 """
 
 from __future__ import annotations
@@ -45,14 +22,13 @@ if TYPE_CHECKING:
 from memvault.choices import check_choice
 from memvault.errors import NoMatch, UsageError
 from memvault.search import tokenize
-from memvault.search.episodes import EPISODE_WEIGHTS, search_episodes
+from memvault.search.candidates import CARD_WEIGHTS, POOL
 from memvault.search.index import Index, find_root
-from memvault.search.intent import asks_now, split_intent
-from memvault.search.query import POOL, Query, analyse, episode_names, unknown_share
-from memvault.search.ranking import (CARD_WEIGHTS, final_order, name_terms, named_entities, recency, search_cards,
-                                     with_details)
+from memvault.search.pipeline import search_index
+from memvault.search.query import Query, analyse
 from memvault.search.results import Hit, SearchOptions, SearchResult
-from memvault.search.snippets import readable, settle, snippet, surface_words
+from memvault.search.scoring import EPISODE_WEIGHTS
+from memvault.search.snippets import snippet
 from memvault.vault.local import derived_path
 from memvault.vault.locate import locate_root
 
@@ -107,21 +83,10 @@ def settings(root: str | os.PathLike, env: Mapping[str, str]) -> dict[str, Any]:
 RECENCY_HALF_LIFE_DAYS = 365.0
 
 
-def _asks_now(query: str) -> bool:
-    return asks_now(tokenize.normalize(query))
-
-
-def _not_history(query: str) -> bool:
-    return split_intent(tokenize.normalize(query))[0] == "current"
-
-
-# The shipped default of search.answer_floor, and the share of a question's IDF mass in words the vault has never
-# seen (UNKNOWN_SHARE) from which it applies. Measured (docs/search.md, "No match"): the own eval's negative
-# questions answered 32/48 -> 4/48; see there what it costs.
+# The shipped default of search.answer_floor, which applies from order.UNKNOWN_SHARE of a question's IDF mass in
+# words the vault has never seen. Measured (docs/search.md, "No match"): the own eval's negative questions
+# answered 32/48 -> 4/48; see there what it costs.
 ANSWER_FLOOR = 0.55
-UNKNOWN_SHARE = 0.2
-
-RECENCY_SCOPE = _asks_now  # which questions get the prior (_not_history: every question, measured worse)
 
 
 def options_from(cfg: Mapping[str, Any], kinds: Sequence[str] | None = None, **overrides: Any) -> SearchOptions:
@@ -202,107 +167,6 @@ def _rules(deny: tuple[str, ...]):
     if deny not in _RULES:
         _RULES[deny] = redact.compile_rules(list(deny))
     return _RULES[deny]
-
-
-# ---------------------------------------------------------------- one search
-
-
-def search_index(idx: Index, query: str, opts: SearchOptions, env: Mapping[str, str] | None = None) -> SearchResult:
-    """One search on an open, fresh index: analyse, rank cards (and episodes), order (fused with the dense
-    ranking when `opts.embeddings` is set), keep `opts.limit`."""
-    q = analyse(query, idx, opts.mode, use_intent=not opts.bm25_only, synonyms=opts.expand and opts.synonyms and not opts.bm25_only)
-    hits, turns, unknown = _ranked(idx, query, q, opts)
-    # With the dense layer on, meaning stands in for the words the vault never saw: answer_floor is not applied.
-    floor = opts.answer_floor if opts.embeddings is None else 0.0
-    if not opts.bm25_only and not _answers(hits + turns, unknown, floor):
-        # Trigger: no hit answers the question: nothing reaches the relevance floor ("set up the job queue for
-        # alerts" shares one word of five with the vault), or every hit rests on the names of what the question
-        # is about, or the question holds words the vault has never seen and no hit matches answer_floor of it
-        # ("what port does the Postgres replica listen on"). Why: a script or an agent must be able to tell "no
-        # answer" from an answer (exit 1, like grep), yet a person still sees what came closest.
-        # Outcome: the closest hits (without the floor when nothing reached it), each marked weak; hits that
-        # match none of the question's words (hops, neighbouring turns) are left out.
-        if not hits and not turns:
-            hits, turns, _u = _ranked(idx, query, q, opts._replace(floor=0.0, episode_floor=0.0))
-        # A card something replaced is no "closest" answer to a question about now (only to a history one).
-        old_ok = not _not_history(query)
-        hits, turns = ([_weak(h, q.terms) for h in xs if h.cover[0] > 0 and (old_ok or h.status != "superseded")]
-                       for xs in (hits, turns))
-    warnings: list[str] = []
-    if opts.embeddings is not None and not opts.bm25_only:
-        from memvault.search.dense.hybrid import fuse_hits  # only when the dense layer is on: numpy, httpx
-
-        fused, warnings = fuse_hits(idx, query, opts, hits + turns, os.environ if env is None else env)
-        hits = [h for h in fused if h.kind != "episode"]
-        turns = [h for h in fused if h.kind == "episode"]
-    hits = with_details(idx, hits, opts.limit)  # merge_turns takes at most `limit` cards
-    hits = merge_turns(hits, turns, opts.limit) if opts.episodes else hits[: opts.limit]
-    words = surface_words(query, opts.mode, any(h.kind == "episode" for h in hits[: opts.limit]))
-    shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
-                             snippet=settle(h.snippet, opts.snippet_chars)) for h in hits[: opts.limit])
-    weak = bool(shown) and all(h.weak for h in shown)
-    return SearchResult(query=query, intent=q.intent, terms=tuple(q.terms), hits=() if weak else shown,
-                        warnings=tuple(warnings), closest=shown if weak else ())
-
-
-def _ranked(idx: Index, query: str, q: Query, opts: SearchOptions) -> tuple[list[Hit], list[Hit], float]:
-    """Cards and raw turns for the analysed query, each list in its own order (score, then the tie rules), and
-    the share of the question in words the vault has never seen (the smaller of the cards' and the turns')."""
-    prior = opts.recency_half_life_days > 0 and not opts.bm25_only and RECENCY_SCOPE(query)
-    fused = opts.embeddings is not None and not opts.bm25_only
-    # Hits are then ordered by score, date and id alone and at most `limit` cards shown, unless the recency
-    # prior (its weights depend on the newest hit) or the dense fusion re-orders them.
-    named = {} if opts.bm25_only else named_entities(idx, q)
-    hits = search_cards(idx, q, opts, keep=None if prior or fused else opts.limit, named=named)
-    unknown = unknown_share(q, idx.card_count())
-    turns: list[Hit] = []
-    if opts.episodes and idx.episode_stats()[0]:  # a vault of cards alone never loads the turns' stemmer
-        qe = analyse(query, idx, opts.mode, episodes=True, use_intent=not opts.bm25_only)
-        turns = search_episodes(idx, qe, opts, episode_names(query, opts.mode, name_terms(named)))
-        unknown = min(unknown, unknown_share(qe, idx.episode_stats()[0]))
-    hits, turns = (_ordered(recency(xs, opts.recency_half_life_days) if prior else xs, q.intent)
-                   for xs in (hits, turns))
-    return hits, turns, unknown
-
-
-def _answers(hits: list[Hit], unknown: float, floor: float) -> bool:
-    """Whether some hit answers the question: it matches a word besides the names of what the question is
-    about, and, when UNKNOWN_SHARE or more of the question is words the vault has never seen, `floor` of it."""
-    return any(free > 0 and (unknown < UNKNOWN_SHARE or whole + 1e-9 >= floor) for whole, free in
-               (h.cover for h in hits))
-
-
-def _ordered(hits: list[Hit], intent: str) -> list[Hit]:
-    # Ties (cards that match the same way, e.g. every card of an entity the query names): newest first for a
-    # question about now, oldest first for a history question (ranking.final_order, which the hops' cut uses too).
-    return final_order(hits, intent, lambda h: h.score, lambda h: h.created, lambda h: h.id)
-
-
-def merge_turns(cards: list[Hit], turns: list[Hit], limit: int | None = None) -> list[Hit]:
-    """One ranked list of cards and raw turns: by rank, a card then a turn (reciprocal-rank fusion of the two
-    lists, whose scores are not on one scale); a turn that a card above it already cites is not repeated (the
-    card stands for it, and `show` gives its words). Measured on LoCoMo's tuning half (eval/REPORT.md): as good
-    as the turns alone at any@10 and better than a merge by score or by scores scaled to each list's best.
-    With `limit`, the first `limit` of that list (at 100k cards a search ranks hundreds of candidates)."""
-    if not turns:
-        return cards[:limit]
-    out: list[Hit] = []
-    cited: set[str] = set()
-    for i in range(max(len(cards), len(turns))):
-        for hit in (cards[i] if i < len(cards) else None, turns[i] if i < len(turns) else None):
-            if hit is None or (hit.kind == "episode" and hit.id in cited):
-                continue
-            cited.update(hit.sources)
-            out.append(hit)
-        if limit is not None and len(out) >= limit:
-            return out[:limit]
-    return out
-
-
-def _weak(hit: Hit, terms: Sequence[str]) -> Hit:
-    matched = [w for w in hit.why if w.startswith("matched: ")]
-    n = len(matched[0].split(", ")) if matched else 0
-    return hit._replace(weak=True, why=(f"weak match: {n} of the question's {len(terms)} words", *hit.why))
 
 
 def open_root(explicit: str | os.PathLike | None, env: Mapping[str, str]) -> Path:

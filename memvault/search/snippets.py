@@ -1,5 +1,6 @@
-"""What a hit shows: a snippet around the passage that holds the most matched terms, and `why` lines in the
-user's own words ("matched: databases", not the stem "databas"). Pure functions on text; imports only tokenize."""
+"""The present stage of a search (pipeline.py): what a hit shows. A snippet around the passage that holds the
+most matched terms, `why` lines in the user's own words ("matched: databases", not the stem "databas"), and the
+SearchResult (its hits, or when every shown hit is weak, its `closest`). Pure functions on text and Hits."""
 
 from __future__ import annotations
 
@@ -7,12 +8,23 @@ import re
 from collections.abc import Mapping
 
 from memvault.search import tokenize
+from memvault.search.results import SearchOptions, SearchResult
+
+TYPE_CHECKING = False  # typing's own constant, without importing typing
+if TYPE_CHECKING:
+    from memvault.search.fuse import Fused
+    from memvault.search.query import Analysis
 
 
-def pending(text: str, terms: list[str]) -> tuple[str, tuple[str, ...]]:
-    """What a hit's snippet will be made from. Ranking scores a few hundred candidates and shows ten: the
-    snippet (a normalisation and a regex per term) is made only for the hits shown, by `settle`."""
-    return (text, tuple(terms))
+def presented(a: Analysis, f: Fused, opts: SearchOptions) -> SearchResult:
+    """The present stage."""
+    hits = f.hits[: opts.limit]
+    words = surface_words(a.text, opts.mode, any(h.kind == "episode" for h in hits))
+    shown = tuple(h._replace(why=tuple(readable(w, words) for w in h.why),
+                             snippet=settle(h.snippet, opts.snippet_chars)) for h in hits)
+    weak = bool(shown) and all(h.weak for h in shown)
+    return SearchResult(query=a.text, intent=a.cards.intent, terms=tuple(a.cards.terms), hits=() if weak else shown,
+                        warnings=tuple(f.warnings), closest=shown if weak else ())
 
 
 def settle(snip: str | tuple[str, tuple[str, ...]], chars: int) -> str:

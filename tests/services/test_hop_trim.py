@@ -1,4 +1,4 @@
-"""Hops reach more cards than a search shows; only the best `limit` of them become hits (ranking.search_cards
+"""Hops reach more cards than a search shows; only the best `limit` of them become hits (the hops stage's
 `keep`). What is shown must be what the whole list would have shown: the same ids, scores, order and reasons."""
 
 import pytest

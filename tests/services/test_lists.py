@@ -14,7 +14,7 @@ from memvault.errors import NoMatch
 from memvault.search import service, tokenize
 from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
 from memvault.search.index import lists
-from memvault.search.ranking import CARD_WEIGHTS
+from memvault.search.candidates import CARD_WEIGHTS
 from memvault.vault.files import flock
 
 from search_helpers import card, write

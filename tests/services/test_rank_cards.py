@@ -8,7 +8,7 @@ import pytest
 
 from memvault.search import tokenize
 from memvault.search.index import CARD_FIELDS, CardFilter, Index, fts_all, fts_match
-from memvault.search.ranking import CARD_WEIGHTS
+from memvault.search.candidates import CARD_WEIGHTS
 
 from search_helpers import card, write
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memvault.search import service as search
-from memvault.search.ranking import recency
+from memvault.search.order import recency
 from memvault.search.results import Hit
 
 from search_helpers import card, write

@@ -161,7 +161,7 @@ def test_output_is_redacted(vault):
 
 
 def test_and_first_threshold_is_five_percent_of_the_vault_within_bounds():
-    from memvault.search.query import and_first_above
+    from memvault.search.candidates import and_first_above
 
     assert [and_first_above(n) for n in (100, 10_000, 40_000, 100_000, 1_000_000)] == [1000, 1000, 2000, 5000, 5000]
 

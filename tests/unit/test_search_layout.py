@@ -1,5 +1,6 @@
-"""The shape of memvault/search (issue 9): only search/index holds SQL, a query flows service -> ranking ->
-index without coming back, every module is small and says what it owns, and the search path stays light."""
+"""The shape of memvault/search (issues 9, 37): only search/index holds SQL, a query flows service -> pipeline ->
+the stages in turn -> index without coming back, every module is small and says what it owns, and the search
+path stays light."""
 
 from __future__ import annotations
 
@@ -39,14 +40,21 @@ def test_only_search_index_runs_or_holds_sql():
                 assert not _SQL.match(node.value), f"{path.relative_to(PKG)}:{node.lineno} holds SQL text"
 
 
+STAGES = ("query", "candidates", "scoring", "hops", "order", "fuse", "snippets")  # pipeline.py's order
+
+
 def test_query_flows_down_only():
-    # The index never reaches back up into the search modules that call it; ranking never calls the service.
-    upper = {f"memvault.search.{m}" for m in ("service", "ranking", "episodes", "query", "intent", "snippets",
-                                               "results")}
+    # The index never reaches back up into the search modules that call it; no stage calls the pipeline or the
+    # service, and a stage imports no stage after it (the order stage's final_order, which the hops stage's cut
+    # shares, aside).
+    upper = {f"memvault.search.{m}" for m in ("service", "pipeline", "intent", "results", *STAGES)}
     for path in INDEX.glob("*.py"):
         assert not (_imports(path) & upper), f"index/{path.name} imports {_imports(path) & upper}"
-    for name in ("ranking", "episodes", "query", "intent", "snippets", "results"):
-        assert "memvault.search.service" not in _imports(PKG / "search" / f"{name}.py"), name
+    for i, name in enumerate(STAGES):
+        found = _imports(PKG / "search" / f"{name}.py")
+        assert not found & {"memvault.search.service", "memvault.search.pipeline"}, name
+        later = {f"memvault.search.{m}" for m in STAGES[i + 1:]} - ({"memvault.search.order"} if name == "hops" else set())
+        assert not found & later, f"{name} imports {found & later}"
 
 
 def test_search_modules_are_small_and_documented():

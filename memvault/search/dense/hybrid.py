@@ -29,8 +29,7 @@ from memvault.search.dense.client import EmbedClient
 from memvault.search.dense.embed import attach, embed_missing, missing_count
 from memvault.search.dense.settings import EmbedSettings
 from memvault.search.index import CardFilter, Index
-from memvault.search.results import Hit, SearchOptions
-from memvault.search.snippets import pending
+from memvault.search.results import Hit, SearchOptions, pending
 
 NEAREST = 50  # nearest vectors of a space considered per question (before the filters)
 INLINE = 8  # a search embeds at most this many cards that have no vector yet

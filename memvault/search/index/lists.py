@@ -3,8 +3,9 @@
 Why: FTS5 computes bm25 for every row that matches (~5 us each); words held by 25k of 100k cards cost 100-300 ms
 a search, 1M cards ten times that. tantivy (PyPI `tantivy`, MIT, the optional `fast` extra) keeps its postings
 in blocks with each block's best possible score and skips the blocks that cannot reach the top k (block-max
-WAND): ~1 ms at 1M cards. It only proposes candidates: search/ranking.py re-scores them with memvault's BM25F
-exactly as it re-scores FTS5's, and SQLite stays the truth for everything else (cards, entities, statistics).
+WAND): ~1 ms at 1M cards. It only proposes candidates: the score stage (search/scoring.py) re-scores them with
+memvault's BM25F exactly as it re-scores FTS5's, and SQLite stays the truth for everything else (cards,
+entities, statistics).
 Without tantivy, or with MEMVAULT_SEARCH_ENGINE=fts5, FTS5 answers as before.
 
 Layout: `.memvault/cards-<id>.tantivy/`, one document per card: `rowid` (indexed, fast field), `text` = the

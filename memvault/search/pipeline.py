@@ -10,11 +10,13 @@ stage a function of its own module that takes the records of the stages before i
    the vault does not hold therefore has no hit that reaches it (exit 1, like grep).
 4. hops (hops.py: Reached): entity hops from the best hits, supersede chains, status rules; turns' context.
 5. order (order.py: Ordered): recency prior, score, date, id; whether anything answers (else all weak).
-6. fuse (fuse.py: Fused): the dense ranking joins when configured; cards and turns become one list.
+6. fuse (fuse.py: Fused): the dense ranking joins when configured, and cards and turns become one list; both
+   work on ranks, so the lists are ordered first.
 7. present (snippets.py: SearchResult): snippets, `why` in the user's words, hits or closest.
 
-The stages import only the stages before them (order's final_order and query's helpers aside) and never this
-module or service; bench/search_walk.py counts how often one query's walk goes back to a module it left.
+A stage imports only the stages before it (the hops stage's cut uses order.final_order, the order a search
+shows hits in), never this module or service (tests/unit/test_search_layout.py); bench/search_walk.py counts how
+often one query's walk goes back to a module it has left, tests/services/test_search_pipeline.py traces it.
 """
 
 from __future__ import annotations

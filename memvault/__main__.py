@@ -11,6 +11,7 @@ imported (memvault.cli.app turns it on, over a frozen heap, when the command run
 tear-down (~8 ms of ~70 for `stats`, bench/startup.py).
 """
 
+import errno
 import gc
 import os
 import sys
@@ -36,6 +37,13 @@ def main() -> None:
         if ends_plainly(exc.code):
             leave(exc.code or 0)
         raise
+    except OSError as exc:
+        # Only what Typer itself writes gets here (--help, a usage message): a command's own errors are handled
+        # by memvault.cli.common. `memvault --help > /dev/full` gets one line, not a traceback.
+        if exc.errno == errno.EPIPE:
+            leave(0)
+        sys.stderr.write(f"memvault: cannot write the help: {exc.strerror or exc}\n")
+        leave(6 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 70)
 
 
 def leave(code: int) -> None:

@@ -212,3 +212,15 @@ def test_unknown_command_gets_a_suggestion_and_distil_is_distill(run):
     assert "Did you mean" not in run("zzzzz", code=2).stderr
     assert run("distil", "--help").stdout.startswith("Usage: memvault distil")
     assert "distil " not in run("--help").stdout  # an alias, not a listed command
+
+
+def test_help_into_a_full_device_is_one_line_not_a_traceback(tmp_path):
+    """Typer writes --help itself, outside the commands' error guard: a full disk (here /dev/full) used to print a
+    rich traceback; now one line and exit 6, like every command that cannot write."""
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "memvault", "--help"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, cwd=tmp_path)
+    assert done.returncode == 6, done.stderr
+    assert done.stderr.strip().splitlines() == ["memvault: cannot write the help: No space left on device"]

@@ -55,7 +55,9 @@ target is always an existing card), --halves (also score each tuning half of the
 same run).
 A real endpoint's settings are flags, written to the throw-away vault's memvault.yaml, because the runner
 strips every MEMVAULT_* and OPENAI_* variable of the caller (a stray one must not change a measurement):
---timeout S (llm.timeout), --json-mode json_object|json_schema|text, --max-retries N, --max-output-tokens N.
+--timeout S (llm.timeout), --json-mode json_object|json_schema|text, --max-retries N, --max-output-tokens N,
+--protocol review|write (distill.llm_protocol; the fake modes are models that write, and a --replay answers
+under the protocol its log was made with: write unless told).
 `eval/local_model.py` starts a real small local model and runs this with them.
 """
 
@@ -237,6 +239,9 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
             denv["MEMVAULT_LLM_MODEL"] = args.model or "fake-" + mode
             denv["MEMVAULT_LLM_MAX_RETRIES"] = "0"
             batch = batch or 1
+            # The fake modes answer as a model that writes every card (the labels are the cards); a replay
+            # answers under the protocol it was logged with (--protocol; the stored replays are write logs).
+            _set_config(vault, {"distill": {"llm_protocol": args.protocol or "write"}})
         elif args.base_url:
             denv["MEMVAULT_LLM_BASE_URL"] = args.base_url
             if args.model:
@@ -252,6 +257,8 @@ def run_engine(args, vault: Path, workdir: Path, labels: list[dict], keyed: dict
                                   ("max_retries", args.max_retries)) if v is not None}
         if llm:
             _set_config(vault, {"llm": llm})
+        if args.protocol and not (args.fake or args.replay):
+            _set_config(vault, {"distill": {"llm_protocol": args.protocol}})
     else:
         _set_config(vault, {"distill": {"engine": args.engine}})
         # Trigger: a memvault without that engine ignores the key and calls an LLM.
@@ -620,6 +627,8 @@ def parse_args(argv: list[str] | None = None):
     p.add_argument("--model")
     p.add_argument("--api-key-env", help="NAME of the environment variable holding the endpoint's key")
     p.add_argument("--batch-size", type=int)
+    p.add_argument("--protocol", choices=("review", "write"),
+                   help="distill.llm_protocol of a real endpoint (default: the vault's, review)")
     p.add_argument("--timeout", type=float, help="llm.timeout (s) for a real endpoint (a slow local model)")
     p.add_argument("--json-mode", choices=("json_object", "json_schema", "text"), help="llm.json_mode")
     p.add_argument("--max-retries", type=int, help="llm.max_retries (HTTP attempts after the first)")

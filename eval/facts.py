@@ -169,7 +169,8 @@ def run_conv(tmp: Path, data: Path, conv: int, args, env: dict) -> dict:
                 copied=sum(copied(c, turn_text, words) for c in cards) / max(len(cards), 1),
                 kinds={k: sum(c["kind"] == k for c in cards) for k in sorted({c["kind"] for c in cards})},
                 distill_seconds=round(summary["seconds"], 2),
-                distill={k: summary.get(k) for k in ("engine", "cards", "failures", "yield") if k in summary})
+                distill={k: summary.get(k) for k in ("engine", "cards", "failures", "yield", "calls", "prompt_tokens",
+                                                     "completion_tokens", "suspect", "repairs") if k in summary})
     out = {"conv": conv, "cards": ours, "every_turn": baseline}
     if args.show:
         rng = random.Random(f"facts-{conv}")

@@ -26,6 +26,8 @@ eval/distill.py runs the `memvault` next to the Python that runs it, so the pyth
 memvault version measures that version with the same model and settings.
 
 One-episode calls take ~5-15 s on a 2-core machine: the whole set is a long run; use nice and a log file.
+At the end, stderr says the CPU seconds the model server and the runner used (`cpu: N s`): divided by the
+episodes distilled, the cost per episode; the runner's JSON has the completion tokens and the cards.
 """
 
 from __future__ import annotations
@@ -172,6 +174,11 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        # The cost of the run on this machine: CPU of the model server and the runner (with the memvault
+        # commands it starts), the figure `CPU s per episode` divides (issue 33). The model's load is in it.
+        t = os.times()
+        _say(f"cpu: {t.children_user + t.children_system:.1f} s (model server + runner, user + system)")
 
 
 if __name__ == "__main__":

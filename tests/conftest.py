@@ -71,3 +71,11 @@ def run(vault) -> Runner:
 def fake_llm():
     with fake_llm_server() as server:
         yield server
+
+
+@pytest.fixture
+def write_protocol(vault):
+    """The `vault` fixture with `distill.llm_protocol: write` (tests whose fake model writes every card)."""
+    from write_protocol import use_write
+
+    return use_write(vault)

@@ -32,9 +32,10 @@ def prompt_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(k for k in PROMPT_KINDS if k in kinds) or kinds
 
 
-def load_prompt() -> tuple[str, str]:
-    """(system, user template) of prompts/distill.md."""
-    text = resources.files("memvault.distill").joinpath("prompts/distill.md").read_text(encoding="utf-8")
+def load_prompt(name: str = "distill") -> tuple[str, str]:
+    """(system, user template) of prompts/NAME.md (distill: the model writes cards; review: it reviews the
+    offline engine's drafts, distill/review.py)."""
+    text = resources.files("memvault.distill").joinpath(f"prompts/{name}.md").read_text(encoding="utf-8")
     system, _, user = text.partition(_USER_MARK)
     return system.strip() + "\n", user.strip() + "\n"
 
@@ -83,7 +84,7 @@ def answer_budget(run: Run, n_episodes: int) -> int:
     return max(128, min(run.client.settings.max_output_tokens, per * max(1, n_episodes) + 64))
 
 
-def _call(run: Run, messages: list[dict], n_episodes: int = 1):
+def _call(run: Run, messages: list[dict], max_tokens: int, schema: dict):
     """One counted model call; --max-calls stops the run before it. A timeout is never retried at full cost:
     the run asks again for half the batch (Truncated), and a single turn that times out fails its batch."""
     from memvault.distill.llm import LLMFailure
@@ -93,8 +94,7 @@ def _call(run: Run, messages: list[dict], n_episodes: int = 1):
         raise StopRun()
     s.calls += 1
     try:
-        reply = run.client.complete(messages, schema=output_schema(prompt_kinds(run.kinds)),
-                                    max_tokens=answer_budget(run, n_episodes))
+        reply = run.client.complete(messages, schema=schema, max_tokens=max_tokens)
     except LLMFailure as exc:
         if exc.timed_out:
             raise Truncated(exc.message, kind="llm_error") from None
@@ -106,7 +106,9 @@ def _call(run: Run, messages: list[dict], n_episodes: int = 1):
     return reply
 
 
-def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]:
+def _messages(run: Run, batch: list[Episode], related: list[Card], drafts: str = "") -> list[dict]:
+    """The call's messages: the prompt with the batch's turns (and a review's numbered drafts, `drafts`) inside
+    one fence, redacted again."""
     from memvault.redact import engine as redact
 
     max_chars = int(run.settings.get("max_episode_chars", 4000))
@@ -116,6 +118,8 @@ def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]
     shown = int(run.settings.get("assistant_chars", 0))
     episodes = "\n\n".join(format_episode(i, e, max_chars, max_chars if second_person(e) else shown)
                              for i, e in enumerate(batch))
+    if drafts:
+        episodes += "\n\nDraft cards:\n" + drafts
     # The fence carries a hash of what it encloses, so no episode can contain the closing line.
     fence = "<<<UNTRUSTED-TURNS-" + hashlib.sha256(episodes.encode("utf-8", "surrogatepass")).hexdigest()[:12] + ">>>"
     project = batch[0].project
@@ -128,7 +132,8 @@ def _messages(run: Run, batch: list[Episode], related: list[Card]) -> list[dict]
             {"role": "user", "content": user}]
 
 
-def _retry_messages(run: Run, messages: list[dict], reply_text: str, error: str, fix: str) -> list[dict]:
+def _retry_messages(run: Run, messages: list[dict], reply_text: str, error: str, fix: str,
+                    shape: str = '{"cards": [["e0", "kind", "statement"], ...]}') -> list[dict]:
     """The retry: the model's own reply (cut, redacted) and the exact fix, so it corrects instead of guessing."""
     from memvault.redact import engine as redact
 
@@ -146,45 +151,58 @@ def _retry_messages(run: Run, messages: list[dict], reply_text: str, error: str,
 
 
 def propose(run: Run, batch: list[Episode], related: list[Card]) -> tuple[list[Proposal], dict[str, int]]:
-    """The model's proposals for one batch and the batch's usage (calls, prompt and completion tokens).
+    """The model's proposals for one batch (the write protocol, prompts/distill.md) and the batch's usage (calls,
+    prompt and completion tokens).
 
     Raises Truncated when the answer was cut off, BatchFailed (llm_error, invalid_output) or StopRun. Repairs
     of the accepted reply are added to the run's summary.
     """
+    def parse(data, repairs):
+        return validate_output(data, n_episodes=len(batch), n_related=len(related), kinds=run.kinds,
+                               repairs=repairs)
+
+    return ask(run, batch, _messages(run, batch, related), answer_budget(run, len(batch)),
+               output_schema(prompt_kinds(run.kinds)), parse)
+
+
+def ask(run: Run, batch: list[Episode], messages: list[dict], budget: int, schema: dict, parse,
+        shape: str = '{"cards": [["e0", "kind", "statement"], ...]}', salvage=None):
+    """One batch's call under either protocol: (what `parse(data, repairs)` made of the reply, usage). A reply
+    that `parse` rejects (ValueError, InvalidOutput) gets one retry showing it and the fix; `salvage(text)`, when
+    given, may rescue a cut-off reply (a review's complete keep list) instead of raising Truncated. An empty
+    result after a retry is a failure, never "nothing found"."""
     from memvault.distill.llm import extract_json
 
     first = batch[0].id
     ids = [e.id for e in batch]
-    messages = _messages(run, batch, related)
-    reply = _call(run, messages, len(batch))
+    reply = _call(run, messages, budget, schema)
     calls = 1
     usage = [reply.prompt_tokens, reply.completion_tokens]
     for attempt in range(2):
-        if reply.finish_reason == "length" or _looks_cut(reply.text):
-            max_out = answer_budget(run, len(batch))
-            raise Truncated(f"episode {first}: the model's answer was cut off at {max_out} tokens "
+        repairs: dict[str, int] = {}
+        cut = reply.finish_reason == "length" or _looks_cut(reply.text)
+        rescued = salvage(reply.text, repairs) if cut and salvage is not None else None
+        if cut and rescued is None:
+            raise Truncated(f"episode {first}: the model's answer was cut off at {budget} tokens "
                             "(distill.tokens_per_episode, under llm.max_output_tokens) even for this single "
                             "episode; raise them (or lower distill.max_episode_chars)")
-        repairs: dict[str, int] = {}
         try:
-            data = extract_json(reply.text)
-            proposals = validate_output(data, n_episodes=len(batch), n_related=len(related),
-                                        kinds=run.kinds, repairs=repairs)
+            result = rescued if rescued is not None else parse(extract_json(reply.text), repairs)
         except (ValueError, InvalidOutput) as exc:
             error = str(exc)
             if attempt == 1:
                 raise BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {first}: "
                                   f"invalid model output after one retry: {error}", ids) from None
             fix = exc.fix if isinstance(exc, InvalidOutput) else \
-                'Write only one JSON object {"cards": [...]}, with no text or code fence around it.'
+                f"Write only one JSON object {shape}, with no text or code fence around it."
             # Trigger: bad JSON or schema. Why: models usually fix a named mistake when they see it. Outcome:
             # one retry with their reply and the fix; an empty answer to it is a failure, below.
-            reply = _call(run, _retry_messages(run, messages, reply.text, error, fix), len(batch))
+            reply = _call(run, _retry_messages(run, messages, reply.text, error, fix, shape), budget, schema)
             calls += 1
             usage[0] += reply.prompt_tokens
             usage[1] += reply.completion_tokens
             continue
-        if attempt == 1 and not proposals:
+        if attempt == 1 and not result:
             # Trigger: the reply was rejected, and the retry answers "nothing". Why: small models answer
             # {"cards": []} to any correction; taking that as "nothing to keep" marked turns distilled that no
             # one read. Outcome: the batch fails (exit 5) and its episodes stay pending for the next run.
@@ -193,4 +211,4 @@ def propose(run: Run, batch: list[Episode], related: list[Card]) -> tuple[list[P
         for key, n in repairs.items():
             run.summary.repairs[key] = run.summary.repairs.get(key, 0) + n
         break
-    return proposals, {"calls": calls, "prompt_tokens": usage[0], "completion_tokens": usage[1]}
+    return result, {"calls": calls, "prompt_tokens": usage[0], "completion_tokens": usage[1]}

@@ -17,7 +17,10 @@ CARD_COUNTS = ("created", "updated", "merged", "superseded")
 # What code mended or dropped in a model's replies (proposals.REPAIRS, and decide's drops); counted per run.
 REPAIR_COUNTS = ("target_dropped", "update_to_create", "noop_dropped", "update_as_new_fact", "keys_dropped",
                  "kind_fixed", "ungrounded_dropped", "quoted_dropped", "question_dropped", "reason_joined",
-                 "cut_long", "cards_cut", "old_dropped", "meta_dropped", "speaker_fixed")
+                 "cut_long", "cards_cut", "old_dropped", "meta_dropped", "speaker_fixed",
+                 # a review's (distill/review.py): drafts not kept, corrections taken or refused, added rows
+                 # refused, a keep list saved from a reply cut off in its additions
+                 "drafts_dropped", "statement_fixed", "fix_dropped", "add_dropped", "add_cut")
 
 
 @dataclass
@@ -127,4 +130,5 @@ class Run:
     batch_no: int = 0
     engine: str = "llm"  # llm | offline
     upgrade: bool = False  # --upgrade: an LLM re-reads what only the offline engine read
+    protocol: str = "write"  # the LLM's job: write cards, or review the offline engine's drafts (review.py)
     batch_nothing: dict[str, int] = field(default_factory=dict)  # the batch's episodes that gave no card, by why

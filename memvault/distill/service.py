@@ -152,7 +152,10 @@ def distill(
             summary.pending_after = len(pending)
             return summary
         settings = llm_settings(vault, env)
-        system, user_tpl = load_prompt()
+        from memvault.distill import review
+
+        reviewing = engine == "llm" and review.protocol(cfg) == "review"
+        system, user_tpl = load_prompt("review" if reviewing else "distill")
         problems: list[VaultFormatError] = []
         all_cards = {c.id: c for c in vault.cards(problems=problems)}
         client_kw = {"sleep": sleep} if sleep is not None else {}
@@ -164,6 +167,7 @@ def distill(
             kinds=vault.config.kinds,
             rules=redact.compile_rules(list(vault.config.section("redact").get("deny") or [])),
             settings=cfg, model=settings.model if engine == "llm" else "offline", engine=engine, upgrade=upgrade,
+            protocol="review" if reviewing else "write",
         )
         size = batch_size(settings.max_output_tokens, int(cfg.get("tokens_per_episode", 320)))
         max_chars = int(cfg.get("max_episode_chars", 4000))
@@ -173,10 +177,11 @@ def distill(
         budget = max(1, int(cfg.get("max_input_tokens", 12000)) - overhead)
         batches = plan_batches(todo, size=size, input_budget=budget,
                                cost=lambda e: estimate_tokens(format_episode(0, e, max_chars)))
-        if engine == "offline":  # one project a batch, cut before each state change
+        if engine == "offline" or reviewing:  # one project a batch, cut before each state change
             from memvault.distill import offline
 
-            batches = offline.plan(todo)
+            # A review reads a few turns a call (distill.review_episodes), never more than a written batch.
+            batches = offline.plan(todo, min(size, review.batch_episodes(cfg))) if reviewing else offline.plan(todo)
         done = 0
         todo_batches = batches[:1] if dry_run else batches
         try:
@@ -271,9 +276,16 @@ def _process(run: Run, batch: list[Episode], halved: bool = False) -> None:
         related, proposals = _offline(run, batch)
         apply(run, batch, related, proposals, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
         return
-    related = find_related(batch, list(run.cards.values()), run.entities.names, int(run.settings.get("related_cards", 12)))
+    reviewing = run.protocol == "review"
     try:
-        proposals, usage = propose(run, batch, related)
+        if reviewing:  # the model keeps, corrects and completes the offline engine's drafts (distill/review.py)
+            from memvault.distill import review
+
+            related, proposals, usage = review.propose(run, batch, _offline)
+        else:
+            related = find_related(batch, list(run.cards.values()), run.entities.names,
+                                   int(run.settings.get("related_cards", 12)))
+            proposals, usage = propose(run, batch, related)
     except Truncated as cut:
         if len(batch) > 1:
             half = len(batch) // 2
@@ -282,7 +294,8 @@ def _process(run: Run, batch: list[Episode], halved: bool = False) -> None:
             return
         raise BatchFailed(cut.kind, cut.message, [e.id for e in batch]) from None
     # The model proposed facts; code decides what they do to the existing cards (distill/decide.py).
-    proposals, related = decide(proposals, related, run.cards.values(), batch, run.summary.repairs)
+    if not reviewing:
+        proposals, related = decide(proposals, related, run.cards.values(), batch, run.summary.repairs)
     if run.upgrade:  # the model's cards supersede the extracted cards of the same turns
         from memvault.distill.offline import upgrade as upgrading
 
@@ -290,7 +303,8 @@ def _process(run: Run, batch: list[Episode], halved: bool = False) -> None:
     elif not any(p.action != "noop" for p in proposals):
         from memvault.distill import suspect
 
-        if suspect.handle_empty(run, batch, usage, halved, lambda b, h: _process(run, b, h), _offline, apply):
+        if suspect.handle_empty(run, batch, usage, halved, lambda b, h: _process(run, b, h), _offline, apply,
+                                reviewed=reviewing):
             return
     apply(run, batch, related, proposals, usage)
 

@@ -10,8 +10,12 @@ Policy (docs/distill.md, "An empty answer is checked"):
   4. a batch of one episode (distill.tokens_per_episode near llm.max_output_tokens) cannot be halved: its
      "nothing" stands (a small model shown one turn reads it; the offline engine's guesses on turns a model
      calls empty are mostly small talk).
-Each step is a `distill_suspect` journal line (episodes, offline cards found, outcome `split`, `offline` or
-`empty`) and an entry of the run's `suspect` list in `--json`: never a silent success. A batch in which the
+A review (distill.llm_protocol: review, distill/review.py) was shown every draft and dropped each by leaving
+its id out: steps 1-2 hold, and when both halves keep nothing again, or for one turn, the model's judgement
+stands as outcome `rejected` (the drafts it dropped are not written back as offline cards: that would undo
+what a review is for). An empty or invalid reply is no judgement: it fails the batch (llm_engine.ask).
+Each step is a `distill_suspect` journal line (episodes, offline cards found, outcome `split`, `offline`,
+`empty` or `rejected`) and an entry of the run's `suspect` list in `--json`: never a silent success. A batch in which the
 offline engine finds nothing either is a plain "nothing".
 """
 
@@ -54,17 +58,17 @@ class EmptyHalf(Exception):
 def handle_empty(run: Run, batch: list[Episode], usage: dict[str, int], halved: bool,
                  process: Callable[[list[Episode], bool], None],
                  offline: Callable[[Run, list[Episode]], tuple[list, list[Proposal]]],
-                 apply: Callable[..., None]) -> bool:
-    """Deal with a batch the model answered with no card. True when handled here (split, fell back, or kept
-    empty and recorded); False when the empty answer stands unremarked (the offline engine finds nothing
-    either). Raises EmptyHalf for a half of a split batch."""
+                 apply: Callable[..., None], reviewed: bool = False) -> bool:
+    """Deal with a batch the model answered with no card (`reviewed`: a review that kept no draft). True when
+    handled here (split, fell back, or kept empty and recorded); False when the empty answer stands unremarked
+    (the offline engine finds nothing either). Raises EmptyHalf for a half of a split batch."""
     found = offline_finds(run, batch)
     if not found:
         return False
     if halved:
         raise EmptyHalf(batch, usage, found)
     if len(batch) == 1:
-        _record(run, batch, found, "empty")
+        _record(run, batch, found, "rejected" if reviewed else "empty")
         apply(run, batch, [], [], usage)
         return True
     _record(run, batch, found, "split")
@@ -75,9 +79,9 @@ def handle_empty(run: Run, batch: list[Episode], usage: dict[str, int], halved: 
             process(part, True)
         except EmptyHalf as again:
             empty.append(again)
-    both = len(empty) == 2
+    both = len(empty) == 2 and not reviewed
     for again in empty:
-        _record(run, again.batch, again.found, "offline" if both else "empty")
+        _record(run, again.batch, again.found, "offline" if both else "rejected" if reviewed else "empty")
         if both:
             _fall_back(run, again.batch, again.usage, offline, apply)
         else:

@@ -66,6 +66,8 @@ DEFAULTS: dict[str, Any] = {
         "max_episodes": 400,
         "related_cards": 12,
         "merge_threshold": 85,
+        "llm_protocol": "review",
+        "review_episodes": 4,
     },
     "auto": {
         "min_episodes": 20,

@@ -4,6 +4,7 @@ graph.html exists."""
 
 from __future__ import annotations
 
+import pytest
 import html
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "services"))
 
 from search_helpers import card, write  # noqa: E402
+
 
 
 def page_cards(vault: Path) -> dict[str, dict]:
@@ -90,6 +92,7 @@ def test_a_graph_html_memvault_did_not_write_is_left_alone(vault, run):
     assert len(page_cards(vault)) == 5
 
 
+@pytest.mark.usefixtures("write_protocol")  # its fake model writes every card
 def test_redrawn_after_distill(vault, run, fake_llm):
     from test_distill_rollback import capture, chat, distill
 

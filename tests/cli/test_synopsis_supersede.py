@@ -3,6 +3,7 @@ whoever writes it (remember, distill, import), and `context` pins only the lates
 
 from __future__ import annotations
 
+import pytest
 import json
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from memvault.vault.store import Vault
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "services"))
 from test_distill_rollback import capture, chat, distill, journal  # noqa: E402
+
 
 DAY1, DAY2, DAY3 = "2026-11-01T08:00:00Z", "2026-11-02T08:00:00Z", "2026-11-03T08:00:00Z"
 
@@ -46,6 +48,7 @@ def test_remember_synopsis_supersedes_the_previous_one_of_its_project_only(run, 
     run("doctor")
 
 
+@pytest.mark.usefixtures("write_protocol")  # its fake model writes every card
 def test_distill_synopsis_supersedes_one_written_by_hand_and_a_rollback_undoes_it(run, vault, fake_llm):
     old = run.json("remember", "Demo: storage chosen", "--kind", "synopsis", "--project", "demo",
                    env={"MEMVAULT_NOW": DAY1})

@@ -23,6 +23,12 @@ NOW = "2026-11-03T08:00:00Z"
 TURNS = [("We moved the NAS to Unraid last week.", "ok"), ("The staging box runs Debian 12.", "ok")]
 
 
+@pytest.fixture(params=["review", "write"])
+def protocol(request) -> str:
+    """Every fault under both protocols of the model (distill.llm_protocol)."""
+    return request.param
+
+
 def _env(url: str, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "OPENAI_"))}
     env.update({"MEMVAULT_LLM_BASE_URL": url, "MEMVAULT_NOW": NOW, "MEMVAULT_LLM_MAX_RETRIES": "0",
@@ -59,8 +65,8 @@ def check_failed(vault: Path, ids: list[str], code: int, out: dict, err: str, *,
       "headers": {"Content-Type": "text/html"}}, "llm_error", "not JSON"),  # a proxy's HTML page
     ({"raw_body": '{"choices": [{"message": {"content": "{\\"cards\\": [['}, "llm_error", "not JSON"),  # body cut
 ])
-def test_an_unusable_reply_stops_the_run_with_every_episode_pending(tmp_path, served, reply, failure, says):
-    vault, ids = make_vault(tmp_path / "v", TURNS)
+def test_an_unusable_reply_stops_the_run_with_every_episode_pending(protocol, tmp_path, served, reply, failure, says):
+    vault, ids = make_vault(tmp_path / "v", TURNS, protocol=protocol)
     url = served([reply])
     proc = subprocess.run(_cmd(vault), env=_env(url), capture_output=True, text=True, cwd=ROOT, timeout=120)
     out = json.loads(proc.stdout)
@@ -68,8 +74,8 @@ def test_an_unusable_reply_stops_the_run_with_every_episode_pending(tmp_path, se
     assert says in rec["reason"] and out["stopped"] == "llm_error"
 
 
-def test_a_cut_off_answer_fails_its_batch_and_the_run_goes_on(tmp_path, served):
-    vault, ids = make_vault(tmp_path / "v", TURNS)
+def test_a_cut_off_answer_fails_its_batch_and_the_run_goes_on(protocol, tmp_path, served):
+    vault, ids = make_vault(tmp_path / "v", TURNS, protocol=protocol)
     url = served([{"content": '{"cards": [["e0", "state", "The NAS now runs Unr', "finish_reason": "stop"},
                   {"content": '{"cards": [["e0", "fact", "The staging box runs Debian 12"]]}'}])
     proc = subprocess.run(_cmd(vault), env=_env(url), capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -80,8 +86,8 @@ def test_a_cut_off_answer_fails_its_batch_and_the_run_goes_on(tmp_path, served):
     assert [r["type"] for r in journal(vault)] == ["distill_failed", "distill"]
 
 
-def test_a_timeout_is_not_retried_and_leaves_the_episodes_pending(tmp_path, served):
-    vault, ids = make_vault(tmp_path / "v", TURNS)
+def test_a_timeout_is_not_retried_and_leaves_the_episodes_pending(protocol, tmp_path, served):
+    vault, ids = make_vault(tmp_path / "v", TURNS, protocol=protocol)
     url = served([{"content": '{"cards": []}', "delay": 30.0}])
     env = _env(url, MEMVAULT_LLM_TIMEOUT="1", MEMVAULT_LLM_PER_TOKEN_TIMEOUT="0", MEMVAULT_LLM_MAX_RETRIES="3")
     proc = subprocess.run(_cmd(vault), env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -91,8 +97,8 @@ def test_a_timeout_is_not_retried_and_leaves_the_episodes_pending(tmp_path, serv
     assert len(served.log.read_text().splitlines()) == 1  # max_retries 3, yet one request
 
 
-def test_the_server_killed_in_the_middle_of_a_call(tmp_path):
-    vault, ids = make_vault(tmp_path / "v", TURNS)
+def test_the_server_killed_in_the_middle_of_a_call(protocol, tmp_path):
+    vault, ids = make_vault(tmp_path / "v", TURNS, protocol=protocol)
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"content": '{"cards": []}', "delay": 60.0}]), encoding="utf-8")
     log = tmp_path / "requests.jsonl"
@@ -130,11 +136,15 @@ def test_the_server_killed_in_the_middle_of_a_call(tmp_path):
     assert out["episodes_distilled"] == 2 and out["cards"]["created"] == 2 and out["pending_after"] == 0
 
 
-def test_a_call_asks_for_the_answer_its_turns_can_need_and_its_timeout_follows(tmp_path, served):
-    vault, ids = make_vault(tmp_path / "v", TURNS)
+def test_a_call_asks_for_the_answer_its_turns_can_need_and_its_timeout_follows(protocol, tmp_path, served):
+    vault, ids = make_vault(tmp_path / "v", TURNS, protocol=protocol)
     url = served([], default="empty")
     env = _env(url, MEMVAULT_LLM_MAX_OUTPUT_TOKENS="4096")  # 12 turns a batch by tokens_per_episode: both here
     proc = subprocess.run(_cmd(vault), env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     [body] = [json.loads(x)["body"] for x in served.log.read_text().splitlines()][:1]
-    assert body["max_tokens"] == 2 * 160 + 64  # 4 compact cards a turn, not the server's 4096
+    if protocol == "write":
+        assert body["max_tokens"] == 2 * 160 + 64  # 4 compact cards a turn, not the server's 4096
+    else:  # a review: an id a draft and room for a card a turn
+        drafts = body["messages"][1]["content"].count("\nc")
+        assert drafts >= 2 and body["max_tokens"] == 8 * drafts + 40 * 2 + 32

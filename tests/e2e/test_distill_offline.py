@@ -20,6 +20,7 @@ import pytest
 from fake_llm import stop_process
 
 from memvault.vault import codec
+from write_protocol import use_write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-03T08:00:00Z"
@@ -60,6 +61,7 @@ def episode_lines(turns, day="2026-11-02", project="demo", session="s1", start=0
 
 def make_vault(path: Path, turns=TURNS) -> Path:
     shutil.copytree(ROOT / "vault-template", path)
+    use_write(path)  # its fake models write every card (tests/write_protocol.py)
     (path / "episodes/2026/11").mkdir(parents=True)
     (path / "episodes/2026/11/2026-11-02.jsonl").write_text("\n".join(episode_lines(turns)) + "\n", encoding="utf-8")
     return path

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fake_llm import stop_process
+from write_protocol import use_write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-03T08:00:00Z"
@@ -71,6 +72,7 @@ def make_vault(path: Path) -> Path:
     from memvault.model import Episode
 
     shutil.copytree(ROOT / "vault-template", path)
+    use_write(path)  # its fake models write every card (tests/write_protocol.py)
     lines = []
     for i in range(36):
         topic = ["Postgres", "SQLite", "周报", "Markdown", "pytest", "ruff"][i % 6]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fake_llm import stop_process
+from write_protocol import use_write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST, EDIT = "2026-11-03T08:00:00Z", "2026-11-04T08:00:00Z"
@@ -82,6 +83,7 @@ def tree(root: Path) -> dict[str, bytes]:
 def edited_vault(path: Path, url: str) -> Path:
     """Two distills, then turn 2 of session s edited and captured again: three stale batches wait."""
     shutil.copytree(ROOT / "vault-template", path)
+    use_write(path)  # its fake models write every card (tests/write_protocol.py)
     import yaml
 
     # The fake model reads its instructions from the assistant's answers: the prompt must show them.

@@ -56,14 +56,20 @@ def requests(log: Path) -> list[dict]:
     return [json.loads(x)["body"] for x in log.read_text(encoding="utf-8").splitlines()]
 
 
-def make_vault(path: Path, turns: list[tuple[str, str]], day: str = "2026-11-02") -> tuple[Path, list[str]]:
+def make_vault(path: Path, turns: list[tuple[str, str]], day: str = "2026-11-02",
+               protocol: str = "write") -> tuple[Path, list[str]]:
+    """A vault with these turns; its fake models write every card (`protocol` write) unless told review."""
     import shutil
+
+    from write_protocol import use_write
 
     from memvault.model import Episode
     from memvault.vault import codec
 
     if not path.exists():
         shutil.copytree(ROOT / "vault-template", path)
+        if protocol == "write":
+            use_write(path)
     folder = path / "episodes" / day[:4] / day[5:7]
     folder.mkdir(parents=True, exist_ok=True)
     lines, ids = [], []

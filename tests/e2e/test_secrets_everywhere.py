@@ -6,6 +6,7 @@ processes: capture, distill against a real HTTP server speaking the OpenAI proto
 
 from __future__ import annotations
 
+import pytest
 import json
 import re
 import subprocess
@@ -15,6 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 
 from redact_cases import positive_cases  # noqa: E402
+
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
 
 MEMVAULT = [sys.executable, "-m", "memvault"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import re
 from pathlib import Path
@@ -11,6 +12,9 @@ from memvault.vault import codec
 from memvault.distill.service import batch_size, distill, plan_batches
 from memvault.model import Episode
 from memvault.vault.store import Vault, append_lines
+
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
 
 NOW = "2026-11-03T08:00:00Z"
 

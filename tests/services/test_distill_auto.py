@@ -9,6 +9,9 @@ import pytest
 
 from memvault.distill.auto import decide, in_quiet_hours, parse_quiet_hours
 
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
+
 RULES = {"min_episodes": 20, "every_minutes": 240, "min_gap_minutes": 30, "quiet_hours": "23:00-07:00"}
 
 

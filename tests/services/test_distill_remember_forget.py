@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 import sys
@@ -9,6 +10,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_distill import NOW, add_episodes  # noqa: E402
+
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
 
 
 def files_with(root: Path, needle: str) -> list[str]:

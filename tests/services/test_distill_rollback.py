@@ -15,6 +15,9 @@ from memvault.vault import codec
 from memvault.model import Card
 from memvault.vault.store import Vault
 
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
+
 NOW = "2026-11-03T08:00:00Z"
 LATER = "2026-11-04T08:00:00Z"
 

@@ -13,6 +13,9 @@ import pytest
 
 from test_distill import add_episodes, one_card_each, run
 
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
+
 
 def _cards(body: dict) -> str:
     return one_card_each(body)

@@ -4,10 +4,14 @@ or committed turns it came from, is named with the advice. Real git, real commit
 
 from __future__ import annotations
 
+import pytest
 import json
 import subprocess
 
 from test_distill import NOW, add_episodes  # noqa: E402
+
+# Their fake models write every card: the write protocol (tests/write_protocol.py).
+pytestmark = pytest.mark.usefixtures("write_protocol")
 
 
 def git(vault, *args: str) -> str:

@@ -1,0 +1,139 @@
+"""The review protocol (issue 33, `distill.llm_protocol: review`, the default) against the real fake OpenAI
+server: the model is shown the offline engine's drafts and keeps, corrects or completes them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from test_distill import add_episodes, run  # noqa: E402
+
+from memvault.vault.store import Vault
+
+TURNS = [
+    ("Always answer in Markdown tables.", "ok"),
+    ("Thanks, that helps a lot!", "You're welcome."),
+    ("We use Postgres 16 for the shop database.", "ok"),
+    ("My sister Lena moved to Denver last year.", "ok"),
+]
+
+
+def drafts(body: dict) -> dict[str, str]:
+    """c-id -> statement of the drafts the prompt lists."""
+    return dict(re.findall(r"^(c\d+) e\d+ \[\w+\] (.*)$", body["messages"][1]["content"], re.M))
+
+
+def cards(root: Path):
+    return sorted(Vault.open(root, {}).cards(), key=lambda c: c.title)
+
+
+def journal(root: Path) -> list[dict]:
+    return [json.loads(x) for p in sorted((root / "journal").glob("*.jsonl"))
+            for x in p.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_model_keeps_drafts_by_id_and_only_those_are_written(vault, fake_llm):
+    add_episodes(vault, TURNS)
+    seen: list[dict[str, str]] = []
+
+    def keep_postgres_and_tables(body):
+        d = drafts(body)
+        seen.append(d)
+        return json.dumps({"keep": [c for c, t in d.items() if "Postgres" in t or "Markdown" in t], "add": []})
+
+    fake_llm.set_default(keep_postgres_and_tables)
+    s = run(vault, fake_llm)
+    assert not s.failed and s.pending_after == 0 and s.calls == 1
+    shown = seen[0]
+    assert len(shown) >= 3 and any("Lena" in t for t in shown.values())  # the offline engine's drafts, numbered
+    titles = [c.title for c in cards(vault)]
+    assert len(titles) == 2 and any("Postgres 16" in t for t in titles) and any("Markdown" in t for t in titles)
+    assert s.repairs["drafts_dropped"] == len(shown) - 2
+    [line] = [j for j in journal(vault) if j["type"] == "distill"]
+    assert line["engine"] == "llm" and line["usage"]["completion_tokens"] == s.completion_tokens
+    prompt = fake_llm.requests[0]["body"]["messages"]
+    assert "Draft cards:" in prompt[1]["content"] and '{"c0": "event", "c1": "chat"}' in prompt[0]["content"]
+
+
+def test_a_correction_is_taken_when_it_rests_on_the_turn_and_an_addition_is_grounded(vault, fake_llm):
+    add_episodes(vault, TURNS)
+
+    def correct(body):
+        d = drafts(body)
+        lena = next(c for c, t in d.items() if "Lena" in t)
+        pg = next(c for c, t in d.items() if "Postgres" in t)
+        return json.dumps({"keep": [[lena, "fact", "The user's sister Lena lives in Denver now"],
+                                    [pg, "fact", "The user owns a yacht named Postgres"]],
+                           "add": [["e1", "fact", "The user thanks the assistant"],
+                                   ["e0", "rule", "Answers always use Markdown tables"]]})
+
+    fake_llm.set_default(correct)
+    s = run(vault, fake_llm)
+    titles = [c.title for c in cards(vault)]
+    assert "The user's sister Lena lives in Denver now" in titles  # grounded: taken
+    assert any("Postgres 16" in t for t in titles) and not any("yacht" in t for t in titles)  # not: the draft
+    assert s.repairs["statement_fixed"] == 1 and s.repairs["fix_dropped"] == 1
+    assert not any("thanks" in t for t in titles)  # an addition about the talk itself is dropped
+    assert any("Markdown tables" in t for t in titles)
+    assert {c.kind for c in cards(vault) if "Lena" in c.title} == {"fact"}
+
+
+def test_a_review_that_keeps_nothing_is_split_then_its_judgement_is_recorded_not_silent(vault, fake_llm):
+    add_episodes(vault, TURNS)
+    fake_llm.set_default(lambda body: '{"keep": [], "add": []}')
+    s = run(vault, fake_llm)
+    assert s.calls == 3 and not s.failed and s.pending_after == 0  # the batch, then its two halves
+    assert cards(vault) == []  # the drafts the model dropped are not written back as offline cards
+    outcomes = [e["outcome"] for e in s.suspect]
+    assert outcomes[0] == "split" and outcomes[1:] == ["rejected", "rejected"]
+    lines = [j for j in journal(vault) if j["type"] == "distill_suspect"]
+    assert [j["outcome"] for j in lines] == outcomes and all(j["offline_cards"] > 0 for j in lines)
+
+
+def test_a_reply_that_judges_no_draft_fails_the_batch_after_one_retry(vault, fake_llm):
+    ids = add_episodes(vault, TURNS)
+    fake_llm.set_default(lambda body: '{"verdict": "looks fine"}')
+    s = run(vault, fake_llm)
+    assert s.calls == 2 and s.failures["invalid_output"] == 1 and s.pending_after == len(ids)
+    retry = fake_llm.requests[1]["body"]["messages"][-1]["content"]
+    assert '{"c0": "event", "c1": "chat", ...' in retry
+    [failed] = [j for j in journal(vault) if j["type"] == "distill_failed"]
+    assert failed["episodes"] == ids and failed["failure"] == "invalid_output"
+    assert cards(vault) == []
+
+
+def test_a_reply_cut_in_its_additions_keeps_its_keep_list(vault, fake_llm):
+    add_episodes(vault, TURNS)
+    fake_llm.set_default(lambda body: {"content": '{"keep": ["c0"], "add": [["e0", "fact", "The user lo',
+                                       "finish_reason": "length"})
+    s = run(vault, fake_llm)
+    assert s.calls == 1 and not s.failed and s.repairs["add_cut"] == 1
+    assert len(cards(vault)) == 1
+
+
+def test_the_write_protocol_stays_an_option(vault, fake_llm):
+    add_episodes(vault, TURNS[:1])
+    cfg = vault / "memvault.yaml"
+    text = cfg.read_text(encoding="utf-8")
+    assert "  llm_protocol: review " in text  # the template says which protocol a new vault uses
+    cfg.write_text(text.replace("  llm_protocol: review ", "  llm_protocol: write  "), encoding="utf-8")
+    fake_llm.set_default(lambda body: '{"cards": [["e0", "preference", "The user wants answers in Markdown tables"]]}')
+    s = run(vault, fake_llm)
+    assert "Draft cards:" not in fake_llm.requests[0]["body"]["messages"][1]["content"]
+    assert [c.title for c in cards(vault)] == ["The user wants answers in Markdown tables"] and not s.failed
+
+
+def test_labels_drop_the_drafts_called_chat_and_set_the_kind_of_the_others(vault, fake_llm):
+    add_episodes(vault, TURNS)
+
+    def label(body):
+        return json.dumps({c: ("chat" if "Lena" in t else "fact" if "Postgres" in t else "rule")
+                           for c, t in drafts(body).items()} | {"add": []})
+
+    fake_llm.set_default(label)
+    s = run(vault, fake_llm)
+    got = {c.title: c.kind for c in cards(vault)}
+    assert not any("Lena" in t for t in got) and s.repairs["drafts_dropped"] >= 1
+    assert [k for t, k in got.items() if "Postgres 16" in t] == ["fact"]
+    assert [k for t, k in got.items() if "Markdown" in t] == ["rule"]

@@ -147,4 +147,4 @@ def test_a_call_asks_for_the_answer_its_turns_can_need_and_its_timeout_follows(p
         assert body["max_tokens"] == 2 * 160 + 64  # 4 compact cards a turn, not the server's 4096
     else:  # a review: an id a draft and room for a card a turn
         drafts = body["messages"][1]["content"].count("\nc")
-        assert drafts >= 2 and body["max_tokens"] == 8 * drafts + 40 * 2 + 32
+        assert drafts >= 2 and body["max_tokens"] == 10 * drafts + 40 * 2 + 32

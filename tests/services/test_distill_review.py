@@ -53,7 +53,7 @@ def test_the_model_keeps_drafts_by_id_and_only_those_are_written(vault, fake_llm
     [line] = [j for j in journal(vault) if j["type"] == "distill"]
     assert line["engine"] == "llm" and line["usage"]["completion_tokens"] == s.completion_tokens
     prompt = fake_llm.requests[0]["body"]["messages"]
-    assert "Draft cards:" in prompt[1]["content"] and '{"c0": "event", "c1": "chat"}' in prompt[0]["content"]
+    assert "Draft cards:" in prompt[1]["content"] and '{"keep": ["c0", "c2"], "add": []}' in prompt[0]["content"]
 
 
 def test_a_correction_is_taken_when_it_rests_on_the_turn_and_an_addition_is_grounded(vault, fake_llm):
@@ -97,7 +97,7 @@ def test_a_reply_that_judges_no_draft_fails_the_batch_after_one_retry(vault, fak
     s = run(vault, fake_llm)
     assert s.calls == 2 and s.failures["invalid_output"] == 1 and s.pending_after == len(ids)
     retry = fake_llm.requests[1]["body"]["messages"][-1]["content"]
-    assert '{"c0": "event", "c1": "chat", ...' in retry
+    assert '{"keep": ["c0", ...]' in retry
     [failed] = [j for j in journal(vault) if j["type"] == "distill_failed"]
     assert failed["episodes"] == ids and failed["failure"] == "invalid_output"
     assert cards(vault) == []

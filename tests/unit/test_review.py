@@ -57,7 +57,7 @@ def test_a_bare_list_is_a_keep_list_and_the_write_format_is_additions():
 def test_a_reply_that_judges_no_draft_is_invalid_with_a_fix_naming_the_format(data):
     with pytest.raises(InvalidOutput) as exc:
         parse(data)
-    assert '"c0": "event", "c1": "chat"' in exc.value.fix
+    assert '{"keep": ["c0", ...]' in exc.value.fix
 
 
 def test_with_no_draft_only_additions_are_asked_for():

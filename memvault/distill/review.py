@@ -205,5 +205,8 @@ def propose(run: Run, batch: list[Episode],
     kept = [_corrected(drafts[i], kind, said, batch, kinds, repairs) for tag, i, kind, said in
             (it for it in items if it[0] == "keep")]
     _count(repairs, "drafts_dropped", len(drafts) - len(kept))
+    if run.upgrade:  # --upgrade: a draft kept as it was is the extracted card already there, not a new one
+        have = {(c.kind, c.title, e) for c in run.cards.values() if c.status == "active" for e in c.episodes}
+        kept = [p for p in kept if not any((p.kind, p.title, batch[j].id) in have for j in p.episodes)]
     added, related = decide([it[1] for it in items if it[0] == "add"], related, run.cards.values(), batch, repairs)
     return related, kept + added, usage

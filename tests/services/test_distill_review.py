@@ -137,3 +137,23 @@ def test_labels_drop_the_drafts_called_chat_and_set_the_kind_of_the_others(vault
     assert not any("Lena" in t for t in got) and s.repairs["drafts_dropped"] >= 1
     assert [k for t, k in got.items() if "Postgres 16" in t] == ["fact"]
     assert [k for t, k in got.items() if "Markdown" in t] == ["rule"]
+
+
+def test_upgrade_reviews_extracted_cards_without_writing_them_again(vault, fake_llm):
+    add_episodes(vault, TURNS)
+    offline = run(vault, fake_llm, engine="offline")
+    before = {c.id: c.title for c in cards(vault)}
+    assert offline.created == len(before) >= 3 and offline.calls == 0
+
+    def keep_all_fix_lena(body):
+        d = drafts(body)
+        return json.dumps({"keep": [[c, "fact", "The user's sister Lena lives in Denver now"] if "Lena" in t else c
+                                    for c, t in d.items()], "add": []})
+
+    fake_llm.set_default(keep_all_fix_lena)
+    s = run(vault, fake_llm, upgrade=True)
+    assert s.calls == 1 and s.episodes_distilled == len(TURNS) and not s.failed
+    assert (s.created, s.superseded) == (1, 1)  # only the corrected draft replaces its extracted card
+    after = {c.id: (c.title, c.status) for c in cards(vault)}
+    assert [t for t, st in after.values() if st == "superseded"] == [t for t in before.values() if "Lena" in t]
+    assert run(vault, fake_llm, upgrade=True).pending_before == 0  # the journal says the model read them

@@ -60,9 +60,11 @@ def budget(run: Run, n_episodes: int, n_drafts: int) -> int:
 
 
 def schema() -> dict[str, Any]:
+    """The JSON schema of the keep-list reply (json_schema mode: servers that constrain decoding with it)."""
     row = {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3}
-    return {"type": "object", "properties": {"add": {"type": "array", "items": row}},
-            "additionalProperties": {"anyOf": [{"type": "string"}, row]}}
+    return {"type": "object", "additionalProperties": False, "required": ["keep", "add"],
+            "properties": {"keep": {"type": "array", "items": {"anyOf": [{"type": "string"}, row]}},
+                           "add": {"type": "array", "items": row}}}
 
 
 def _count(repairs: dict[str, int], what: str, n: int = 1) -> None:
@@ -208,5 +210,11 @@ def propose(run: Run, batch: list[Episode],
     if run.upgrade:  # --upgrade: a draft kept as it was is the extracted card already there, not a new one
         have = {(c.kind, c.title, e) for c in run.cards.values() if c.status == "active" for e in c.episodes}
         kept = [p for p in kept if not any((p.kind, p.title, batch[j].id) in have for j in p.episodes)]
-    added, related = decide([it[1] for it in items if it[0] == "add"], related, run.cards.values(), batch, repairs)
+    adds = [it[1] for it in items if it[0] == "add"]
+    if drafts and not kept and adds:
+        # Trigger: no draft kept, yet cards added (Qwen2.5-Coder-1.5B under a JSON-schema grammar). Outcome: a
+        # review that kept nothing, checked as such (suspect.py), instead of its additions replacing the drafts.
+        _count(repairs, "add_dropped", len(adds))
+        adds = []
+    added, related = decide(adds, related, run.cards.values(), batch, repairs)
     return related, kept + added, usage

@@ -3,19 +3,20 @@ facts has not said nothing is there; small models answer {"cards": []} to turns 
 
 Policy (docs/distill.md, "An empty answer is checked"):
   1. a batch of several episodes is sent again in two halves (a smaller batch is read more closely);
-  2. when the model gives cards for one half, it reads these turns: the other half's "nothing" stands;
-  3. when both halves are empty again, the model is not reading them: each half gets the offline engine's
-     cards, committed as an offline batch (journal `engine: offline`, cards tagged `offline-fallback`), so
+  2. when the model gives cards for one half in which the offline engine finds some, it reads these turns:
+     the other half's "nothing" stands;
+  3. when every half with something to find is empty again, the model is not reading them: each such half
+     gets the offline engine's cards, committed as an offline batch (journal `engine: offline`, cards tagged `offline-fallback`), so
      `distill --upgrade` sends those turns to the model again later and nothing the offline engine keeps is lost;
   4. a batch of one episode (distill.tokens_per_episode near llm.max_output_tokens) cannot be halved: its
      "nothing" stands (a small model shown one turn reads it; the offline engine's guesses on turns a model
      calls empty are mostly small talk).
-A review (distill.llm_protocol: review, distill/review.py) was shown every draft and dropped each by leaving
-its id out: steps 1-2 hold, and when both halves keep nothing again, or for one turn, the model's judgement
-stands as outcome `rejected` (the drafts it dropped are not written back as offline cards: that would undo
-what a review is for). An empty or invalid reply is no judgement: it fails the batch (llm_engine.ask).
-Each step is a `distill_suspect` journal line (episodes, offline cards found, outcome `split`, `offline`,
-`empty` or `rejected`) and an entry of the run's `suspect` list in `--json`: never a silent success. A batch in which the
+A review (distill.llm_protocol: review, distill/review.py) that keeps none of the drafts it was shown follows
+the same steps, and step 4 becomes step 3: one turn whose drafts are all dropped gets them back as offline
+cards too. Measured with Qwen2.5-Coder-1.5B: under a JSON-schema grammar it answered `{"keep": []}` to every
+batch, whatever the drafts said; a review must never leave less than the offline engine would.
+Each step is a `distill_suspect` journal line (episodes, offline cards found, outcome `split`, `offline` or
+`empty`) and an entry of the run's `suspect` list in `--json`: never a silent success. A batch in which the
 offline engine finds nothing either is a plain "nothing".
 """
 
@@ -68,8 +69,11 @@ def handle_empty(run: Run, batch: list[Episode], usage: dict[str, int], halved: 
     if halved:
         raise EmptyHalf(batch, usage, found)
     if len(batch) == 1:
-        _record(run, batch, found, "rejected" if reviewed else "empty")
-        apply(run, batch, [], [], usage)
+        _record(run, batch, found, "offline" if reviewed else "empty")
+        if reviewed:
+            _fall_back(run, batch, usage, offline, apply)
+        else:
+            apply(run, batch, [], [], usage)
         return True
     _record(run, batch, found, "split")
     half = len(batch) // 2
@@ -79,10 +83,12 @@ def handle_empty(run: Run, batch: list[Episode], usage: dict[str, int], halved: 
             process(part, True)
         except EmptyHalf as again:
             empty.append(again)
-    both = len(empty) == 2 and not reviewed
+    # The model reads these turns when it gave cards for a half in which the offline engine finds some; a half
+    # with nothing to find says nothing of that.
+    unread = len(empty) == sum(1 for part in (batch[:half], batch[half:]) if offline_finds(run, part))
     for again in empty:
-        _record(run, again.batch, again.found, "offline" if both else "rejected" if reviewed else "empty")
-        if both:
+        _record(run, again.batch, again.found, "offline" if unread else "empty")
+        if unread:
             _fall_back(run, again.batch, again.usage, offline, apply)
         else:
             apply(run, again.batch, [], [], again.usage)

@@ -76,8 +76,10 @@ def test_an_unusable_reply_stops_the_run_with_every_episode_pending(protocol, tm
 
 def test_a_cut_off_answer_fails_its_batch_and_the_run_goes_on(protocol, tmp_path, served):
     vault, ids = make_vault(tmp_path / "v", TURNS, protocol=protocol)
+    good = '{"keep": ["c0"], "add": []}' if protocol == "review" else \
+        '{"cards": [["e0", "fact", "The staging box runs Debian 12"]]}'
     url = served([{"content": '{"cards": [["e0", "state", "The NAS now runs Unr', "finish_reason": "stop"},
-                  {"content": '{"cards": [["e0", "fact", "The staging box runs Debian 12"]]}'}])
+                  {"content": good}])
     proc = subprocess.run(_cmd(vault), env=_env(url), capture_output=True, text=True, cwd=ROOT, timeout=120)
     out = json.loads(proc.stdout)
     assert proc.returncode == 5 and out["failures"]["truncated"] == 1 and out["failed_episodes"] == ids[:1]
@@ -121,9 +123,10 @@ def test_the_server_killed_in_the_middle_of_a_call(protocol, tmp_path):
                        untried=1)
     assert "connection" in rec["reason"]
     # The next run, with a server that answers, distils both.
-    script.write_text(json.dumps([{"content": '{"cards": [["e0", "state", "The NAS now runs Unraid", "NAS OS", '
-                                              '"Unraid", null]]}'},
-                                  {"content": '{"cards": [["e0", "fact", "The staging box runs Debian 12"]]}'}]))
+    replies = [{"content": '{"keep": ["c0"], "add": []}'}] * 2 if protocol == "review" else \
+        [{"content": '{"cards": [["e0", "state", "The NAS now runs Unraid", "NAS OS", "Unraid", null]]}'},
+         {"content": '{"cards": [["e0", "fact", "The staging box runs Debian 12"]]}'}]
+    script.write_text(json.dumps(replies))
     again = subprocess.Popen([sys.executable, str(ROOT / "tests/fake_llm.py"), "--port", "0", "--script",
                               str(script)], stdout=subprocess.PIPE, text=True)
     try:

@@ -7,7 +7,9 @@ import dataclasses
 import hashlib
 from typing import Any
 
-from memvault.distill.merge import card_id, find_duplicate, merge_into, same_value, state_conflicts, supersede
+from memvault.distill.merge import card_id, find_duplicate, find_same_fact, merge_into, same_value
+from memvault.distill.merge import retell, state_conflicts, supersede
+from memvault.distill.proposals import BODY_MAX
 from memvault.distill.merge import union
 from memvault.distill.proposals import Proposal
 from memvault.distill.run import CARD_COUNTS, Run, crash_point
@@ -85,6 +87,11 @@ def apply(run: Run, batch: list[Episode], related: list[Card], proposals: list[P
                 dup = find_duplicate(new, live(), float(run.settings.get("merge_threshold", 85)))
                 if dup is not None:
                     put(merge_into(current(dup.id), new))
+                    counts["merged"] += 1
+                    continue
+                again = find_same_fact(new, live()) if run.engine == "offline" else None
+                if again is not None:  # the same fact told again, in other words
+                    put(retell(current(again.id), new, BODY_MAX))
                     counts["merged"] += 1
                     continue
         for old in sorted(targets, key=lambda c: c.id):

@@ -119,6 +119,134 @@ def merge_into(old: Card, new: Card) -> Card:
     )
 
 
+# ---------------------------------------------------------------- the same fact said again
+
+# Content words of a statement: what it says, not how. Function words, light verbs, time words and the
+# speaker's own name are left out; numbers, dates and names are the fact's keys, compared apart.
+_FACT_STOP = _STOP | set("""
+i me my he him his she her they them their you your is am are was were be been being have has had do does did
+will would can could should shall may might must just also too so very really still even about again into over
+then than there here now today since last next week month year day days weeks months years ago yesterday
+tomorrow recently lately gonna go going got get gets some any much many lot lots more most one thing things
+make made take took doing done feel felt want like love loves great good awesome amazing fun
+what when where which who how while because but if it's i'm he's she's that's
+""".split()) | set("我你他她它们这那个有很都还又年月日号")
+_MONTH_WORDS = set("january february march april may june july august september october november december "
+                   "jan feb mar apr jun jul aug sep sept oct nov dec".split())
+_FACT_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+|[,.;:!?，。；：！？]")
+_CLAUSE_END = frozenset(",.;:!?，。；：！？")
+_NEGATION = frozenset("not no never nor without instead rather 不 没 别 未 非".split())
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][A-Za-z]+(?:'s)?")
+FACT_OVERLAP = 0.75  # measured on LoCoMo tune (eval/facts.py --convs 0,1,2): see docs/distill.md
+
+
+@functools.lru_cache(maxsize=1)
+def _stem():
+    import snowballstemmer  # a pure-Python stemmer, a dependency already (search's episode index)
+
+    return snowballstemmer.stemmer("english").stemWord
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def fact_words(title: str, speaker: str = "") -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
+    """(content words, keys, content in order, what it denies) of a statement, the speaker's name left out.
+    Words are case-folded and stemmed ("volunteering" = "volunteers"); CJK text gives its characters (word
+    order varies more in Chinese than a character pair can follow). Keys: numbers, month names and capitalised names, which must agree for two
+    statements to be one fact. Denied: the content after a negation ("not SQLite", "不部署") up to the clause's
+    end (three characters in CJK)."""
+    text = unicodedata.normalize("NFKC", title).replace("\u2019", "'")
+    if speaker:
+        text = re.sub(re.escape(speaker) + r"(?:'s)?", " ", text, flags=re.IGNORECASE)
+    keys = {m.group().casefold().removesuffix("'s") for m in _NAME.finditer(text)}
+    words: set[str] = set()
+    seq: list[str] = []
+    denied: set[str] = set()
+    negated = False
+    stem = _stem()
+    for w in _FACT_WORD.findall(text):
+        low = w.casefold().removesuffix("'s")
+        if low in _CLAUSE_END:
+            negated = False
+        elif low in _NEGATION or low.endswith("n't"):
+            negated = True
+        elif low.isdigit() or low in _MONTH_WORDS:
+            keys.add(low)
+        elif _CJK.fullmatch(low):
+            seq.extend(ch for ch in low if ch not in _FACT_STOP and ch not in _NEGATION)
+            words.update(ch for ch in low if ch not in _FACT_STOP and ch not in _NEGATION)
+            denied.update(ch for m in re.finditer(r"[不没别未非]", low) for ch in low[m.end():m.end() + 3])
+        elif low not in _FACT_STOP and len(low) > 2 and stem(low) not in _FACT_STOP:
+            words.add(stem(low))
+            seq.append(stem(low))
+            if negated:
+                denied.add(stem(low))
+    return frozenset(words), frozenset(keys - _FACT_STOP), tuple(seq), frozenset(denied)
+
+
+def _swapped(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """The two statements are one and the same but for one stretch swapped for another ("a pottery class" /
+    "a painting class", 陶艺课 / 绘画课): a different thing in the same frame, not the fact said again."""
+    from rapidfuzz.distance import Levenshtein
+
+    gaps: list[list[int]] = []  # [a_start, a_end, b_start, b_end] of each run of edits between equal stretches
+    for op in Levenshtein.opcodes(a, b):
+        if op.tag == "equal":
+            continue
+        if gaps and gaps[-1][1] == op.src_start and gaps[-1][3] == op.dest_start:
+            gaps[-1][1], gaps[-1][3] = op.src_end, op.dest_end
+        else:
+            gaps.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+    return len(gaps) == 1 and gaps[0][1] > gaps[0][0] and gaps[0][3] > gaps[0][2]
+
+
+def fact_overlap(a: str, b: str, speaker: str = "") -> float:
+    """How far two statements of one speaker say the same: shared content words over the smaller statement's;
+    0 when fewer than three are shared, when each holds a number, date or name the other lacks, when one denies
+    what the other says, or when one stretch of words is swapped for another (_swapped)."""
+    wa, ka, sa, da = fact_words(a, speaker)
+    wb, kb, sb, db = fact_words(b, speaker)
+    if (ka - kb) and (kb - ka) or da & (set(sb) - db) or db & (set(sa) - da):
+        return 0.0
+    shared = wa & wb
+    if sum(0.5 if _CJK.match(w) else 1 for w in shared) < 3 or _swapped(sa, sb):
+        return 0.0  # fewer than three words in common (a CJK character counts half a word)
+    return len(shared) / min(len(wa), len(wb))
+
+
+def find_same_fact(new: Card, existing: Iterable[Card], threshold: float = FACT_OVERLAP) -> Card | None:
+    """An active card of the same project, kind and speaker (first entity) that states `new`'s fact again
+    (fact_overlap at least `threshold`): the one sharing most (ties: the smallest id). Never a state card (a change
+    supersedes) nor one `new` supersedes."""
+    if new.supersedes or new.kind == "state":
+        return None
+    speaker = new.entities[0] if new.entities else ""
+    best: tuple[float, str, Card] | None = None
+    for old in existing:
+        if (old.status != "active" or old.project != new.project or old.kind != new.kind or old.id == new.id
+                or (old.entities[:1] or ("",))[0] != speaker):
+            continue
+        score = fact_overlap(new.title, old.title, speaker)
+        if score >= threshold and (best is None or score > best[0] or score == best[0] and old.id < best[1]):
+            best = (score, old.id, old)
+    return best[2] if best else None
+
+
+def retell(old: Card, new: Card, limit: int = 1500) -> Card:
+    """The old card absorbs its fact told again (find_same_fact): it cites the new episodes too, keeps its
+    title unless the new one adds a date, number or name, and its body gains the new telling's first paragraph
+    when that says words the body lacks (while the body stays under `limit` characters)."""
+    speaker = old.entities[0] if old.entities else ""
+    merged = merge_into(old, new)
+    body = old.body
+    said = new.body.split("\n\n")[0].strip()
+    if said and not fact_words(said, speaker)[0] <= fact_words(body, speaker)[0] \
+            and len(body) + len(said) + 2 <= limit:
+        body = f"{body}\n\n{said}" if body else said
+    title = new.title if fact_words(new.title, speaker)[1] > fact_words(old.title, speaker)[1] else old.title
+    return dataclasses.replace(merged, title=title, body=body)
+
+
 # ---------------------------------------------------------------- supersede
 
 

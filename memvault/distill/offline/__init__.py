@@ -212,10 +212,13 @@ def _told_card(told: str, i: int, name: str) -> list[dict]:
     words = [w for w in _CONTENT.findall(told) if w != name and w.lower() not in _LIGHT]
     if len(words) < FALLBACK_WORDS or name not in told:
         return []
-    title = told.split(". ")[0]
-    if _REPORTED.search(title) or _WISH.search(title) or _JUDGED.search(title) or _SHOWING.search(title):
-        return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory
-    return [_card("create", "event", title, _cut(told, 900), (name,), i)]
+    for title in canon.sentences(told):  # the first sentence that tells of the speaker
+        title = title.rstrip(".!")
+        if name in title and not (canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title)
+                                  or _JUDGED.search(title)
+                                  or _SHOWING.search(title) or _CHEER.search(title)):
+            return [_card("create", "event", title, _cut(told, 900), (name,), i)]
+    return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory
 
 
 def nothing(batch: list[Episode], data: dict) -> dict[str, int]:

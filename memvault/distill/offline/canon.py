@@ -130,7 +130,14 @@ def canonical(text: str, name: str | None, at: str | None, zh: bool, future: boo
     return _CAP.sub(lambda m: m.group(0).upper(), out.strip())
 
 
+OF_IT = re.compile(r"^(?:it|that)(?:'s| is| was| has)\b", _I)
+_ME = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|myself)\b", _I)
+_YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？!?；;])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text or "") if s.strip()]
 
 
 def told(text: str, zh: bool) -> list[str]:
@@ -142,7 +149,8 @@ def told(text: str, zh: bool) -> list[str]:
         if not s or s.endswith(("?", "？")):
             continue
         core = personal.strip_lead(s)
-        if not core or personal.is_remark(core, zh):
-            continue
+        if not core or personal.is_remark(core, zh) and not (out and not zh and OF_IT.match(core)
+                                                             and _ME.search(core) and not _YOU.search(core)):
+            continue  # a remark; but what the speaker says of what they just told ("It's like therapy for me") stays
         out.append(personal.strip_lead(s, title=True))
     return out

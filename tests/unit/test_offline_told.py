@@ -1,0 +1,34 @@
+"""What a named person's message gives (issue 32, recall without losing precision): the card's body keeps what
+the speaker says of what they just told ("It's like therapy for me"), and a message no cue reads is titled by
+its first sentence that tells of the speaker, not by its greeting."""
+
+from __future__ import annotations
+
+from memvault.distill import offline
+from memvault.model import Episode
+
+
+def cards_of(text: str, name: str = "Maria") -> list[dict]:
+    ep = Episode(id="ep-1", at="2023-05-25T13:00:00Z", project="friends", session="1", turn=1, user=text,
+                 assistant="Oh nice!", source={"kind": "jsonl"}, speakers={"user": [name], "assistant": ["John"]})
+    return offline.propose([ep], {})[0]["cards"]
+
+
+def test_what_the_speaker_says_of_what_they_told_stays_in_the_body():
+    got = cards_of("I just signed up for a pottery class yesterday. It's like therapy for me, letting me express "
+                   "myself. It's so cool that you asked!")
+    assert len(got) == 1
+    assert got[0]["title"].startswith("Maria just signed up for a pottery class on 24 May 2023")
+    assert "It's like therapy for Maria, letting Maria express Maria" in got[0]["body"]
+    # a remark about the other person stays out, and so does an "it" sentence opening the message
+    assert "you asked" not in got[0]["body"]
+    assert "therapy" not in " ".join(c["body"] for c in cards_of("It's like therapy for me. Thanks!"))
+
+
+def test_a_message_no_cue_reads_is_titled_by_what_it_tells_of_the_speaker():
+    got = cards_of("Long time no talk! Our group meets every Tuesday, and I help plan the events and campaigns "
+                   "for the community garden.")
+    assert [c["title"] for c in got] == ["Our group meets every Tuesday, and Maria helps plan the events and "
+                                         "campaigns for the community garden"], got
+    # cheer for the other person is no memory, even when it names the speaker
+    assert cards_of("Keep going John! I won't give up on my dreams either, no matter how hard it gets out there.") == []

@@ -32,3 +32,18 @@ def test_a_message_no_cue_reads_is_titled_by_what_it_tells_of_the_speaker():
                                          "campaigns for the community garden"], got
     # cheer for the other person is no memory, even when it names the speaker
     assert cards_of("Keep going John! I won't give up on my dreams either, no matter how hard it gets out there.") == []
+
+
+def test_greetings_and_lead_ins_are_not_what_a_card_says():
+    got = cards_of("Hey John! Long time no talk. I just wanted to let you know I volunteered at the food bank "
+                   "last Friday.")
+    assert [c["title"] for c in got] == ["Maria volunteered at the food bank on 19 May 2023"], got
+    assert "Long time no talk" not in got[0]["body"]
+    got = cards_of("Hey John, great news - I'm now friends with one of my fellow volunteers! We both love helping.")
+    assert [c["title"] for c in got] == ["Maria is now friends with one of Maria's fellow volunteers"], got
+
+
+def test_an_it_sentence_with_a_topic_stays_but_praise_alone_does_not():
+    body = cards_of("I went camping with my kids last weekend. It was peaceful and the lake was calm. "
+                    "It was awesome!")[0]["body"]
+    assert "It was peaceful and the lake was calm" in body and "awesome" not in body

@@ -150,7 +150,8 @@ def told(text: str, zh: bool) -> list[str]:
             continue
         core = personal.strip_lead(s)
         if not core or personal.is_remark(core, zh) and not (out and not zh and OF_IT.match(core)
-                                                             and _ME.search(core) and not _YOU.search(core)):
+                                                             and not _YOU.search(core)
+                                                             and (_ME.search(core) or personal.topical(core))):
             continue  # a remark; but what the speaker says of what they just told ("It's like therapy for me") stays
         out.append(personal.strip_lead(s, title=True))
     return out

@@ -22,7 +22,8 @@ MIN_CONTENT = 2  # words other than pronouns, articles and light verbs a sentenc
 _LEAD = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
-    r"guess what|funny enough|"
+    r"guess what|funny enough|(?:great|good|big|exciting|some) news|long time no (?:see|talk|chat)|"
+    r"i (?:just )?want(?:ed)? to (?:let you know|tell you|share)(?: that)?|"
     r"plus|then|now|just|recently|lately|finally|yesterday|today|tonight|this (?:morning|week|weekend|month|year)|"
     r"last (?:night|week|weekend|month|year|summer|winter|fall|spring|friday|saturday|sunday|monday|tuesday|"
     r"wednesday|thursday)|a (?:few|couple of) (?:days|weeks|months) ago|over the weekend|the other day)"
@@ -31,7 +32,9 @@ _LEAD = re.compile(
 _LEAD_TITLE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
-    r"guess what|funny enough|plus|random|big news|quick note)\s*[,:!-]?\s+)+", _I)
+    r"guess what|funny enough|plus|random|(?:great|good|big|exciting|some) news|quick note|"
+    r"long time no (?:see|talk|chat)|i (?:just )?want(?:ed)? to (?:let you know|tell you|share)(?: that)?)"
+    r"\s*[,:!-]?\s+)+", _I)
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|me and|my|our|"
                     r"(?:my|our)\s+[\w' -]{1,30}?\s+and\s+i)\b", _I)
 # Said of the other person or of the moment, not of the speaker's life.
@@ -55,7 +58,8 @@ _CHATTER = re.compile(r"^(?:hey|hi|hello|thanks|thank you|thx|wow|congrats|congr
                       r"talk (?:to you )?soon|see you|bye|cheers|aww+|omg|yay|sounds (?:good|great|fun)|"
                       r"that's|that is|that was|it's|it is|it was|you|your|you're|you've|what a|so cool|"
                       r"so great|nice|cool|awesome|great|lovely|amazing|glad|sounds|totally|agreed?|"
-                      r"(?:really )?appreciate|hope you|hope your|no worries|no problem|same here|me too|ditto)\b", _I)
+                      r"(?:really )?appreciate|hope you|hope your|no worries|no problem|same here|me too|ditto|"
+                      r"long time no (?:see|talk|chat))\b", _I)
 # A plan: said as one ("planning", "thinking about", "signing up"), or a future ("I'll", "going to") with a
 # time ("next month", "on Saturday", "this summer"); a future without one is mostly a promise or cheer
 # ("We'll make it through this", "I'm gonna keep believing in myself").
@@ -220,6 +224,14 @@ _LIGHT = frozenset("""
     being do did does done have has had get got go going gone make made take took thing things stuff one
     yeah yes oh well like not no now then when what how out up down off over again back
 """.split())
+
+
+def topical(s: str) -> bool:
+    """Two or more words with a topic, other than praise ("It's peaceful and special", not "It's so cool")."""
+    return sum(1 for w in _WORD.findall(s) if w.lower() not in _LIGHT and w.lower() not in _PRAISE) >= 2
+
+
+_PRAISE = frozenset("great good cool awesome amazing nice fun lovely wonderful fantastic incredible".split())
 
 
 def _content(s: str) -> int:

@@ -47,3 +47,12 @@ def test_an_it_sentence_with_a_topic_stays_but_praise_alone_does_not():
     body = cards_of("I went camping with my kids last weekend. It was peaceful and the lake was calm. "
                     "It was awesome!")[0]["body"]
     assert "It was peaceful and the lake was calm" in body and "awesome" not in body
+
+
+def test_a_sentence_that_drops_its_i_is_read_as_the_speakers():
+    got = cards_of("Hey John! Been rehearsing hard for the spring recital at the civic theater.")
+    assert [c["title"] for c in got] == ["Maria has been rehearsing hard for the spring recital at the civic theater"]
+    got = cards_of("Gonna volunteer at the animal shelter next month. Can't wait!")
+    assert got[0]["title"] == "Maria is gonna volunteer at the animal shelter in June 2023", got
+    # what is not the speaker keeps its subject: "it" has been a busy week, trying things is the subject
+    assert cards_of("Been a busy week since we talked. Trying new recipes takes guts and patience.") == []

@@ -136,6 +136,8 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
         mine: list[dict] = []
         people = assistant_is_person(ep) or _lone_person(ep)
         for side, name, text in voices(ep):
+            if name and people and not _is_zh(text):
+                text = canon.with_subject(text)
             asked = _asked(batch, i, side)
             told = _told(text, name, ep.at) if people else ""
             said = [_proposal(st, ep, i, name, asked, cards, project, related, told) for st in _statements(text)]

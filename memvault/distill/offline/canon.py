@@ -136,6 +136,35 @@ _YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？!?；;])|\n+")
 
 
+# A sentence that drops its "I" ("Been rehearsing hard", "Gonna volunteer at shelters next month", "Started
+# to learn marketing tools today"), as people do in chat: the subject is put back, so it reads as what it is.
+_DROPPED = [
+    (re.compile(r"^(?=(?:been|gonna be) (?:a|an|the|such|so long|too long|ages|hectic|crazy|tough|rough|hard|"
+                r"wild|nuts)\b)", _I), "It's "),
+    (re.compile(r"^been\b", _I), "I've been"),
+    (re.compile(r"^(?=(?:gonna|working on|heading|planning|thinking about|looking into|researching|"
+                r"rehearsing|getting ready)\b)", _I), "I'm "),
+    (re.compile(r"^(?=(?:just )?(?:started|finished|went|bought|joined|signed up|moved|adopted|visited|tried|"
+                r"took|got back|spent|picked up|ran|met)\b)", _I), "I "),
+]
+
+
+def with_subject(text: str) -> str:
+    """English sentences that drop their first person, with the "I" put back; any other text as it is."""
+    def fix(sentence: str) -> str:
+        for pat, subject in _DROPPED:
+            m = pat.match(sentence)
+            if m:
+                rest = sentence[m.end():]
+                return subject + rest[:1].lower() + rest[1:] if subject.endswith(" ") else subject + rest
+        return sentence
+
+    return "".join(fix(part) for part in _SPLIT_KEEP.split(text or ""))
+
+
+_SPLIT_KEEP = re.compile(r"((?<=[.!?])\s+)")
+
+
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if s.strip()]
 

@@ -56,3 +56,10 @@ def test_a_sentence_that_drops_its_i_is_read_as_the_speakers():
     assert got[0]["title"] == "Maria is gonna volunteer at the animal shelter in June 2023", got
     # what is not the speaker keeps its subject: "it" has been a busy week, trying things is the subject
     assert cards_of("Been a busy week since we talked. Trying new recipes takes guts and patience.") == []
+
+
+def test_a_hedge_after_so_maybe_and_a_cant_wait_do_not_take_back_what_is_told():
+    got = cards_of("I'm thinking about starting a community garden on our street, so maybe we can plant it together.")
+    assert [c["title"] for c in got] == ["Maria is thinking about starting a community garden on our street"], got
+    got = cards_of("Can't wait 'til my bakery opens its doors to the whole neighborhood!")
+    assert [c["title"] for c in got] == ["Can't wait 'til Maria's bakery opens its doors to the whole neighborhood"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # Questions: a question mark, or an English sentence that opens like one. Chinese questions are caught by
 # their mark or by the particles below.
-QUESTION_EN = r"^(?:should|shall|what|how|why|is|are|do|does|did|can|could|would|which|when|where|who|whom|any)\b"
+QUESTION_EN = r"^(?:should|shall|what|how|why|is|are|do|does|did|can|could|would|which|when|where|who|whom|any)\b(?!'t)"
 QUESTION_ZH = r"要不要|是不是|能不能|可不可以|会不会|怎么办|为什么|吗$|呢$"
 
 # Hypotheticals: "what if", "如果…呢".

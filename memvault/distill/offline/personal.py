@@ -199,7 +199,8 @@ def is_remark(sentence: str, zh: bool) -> bool:
     return bool(_CHATTER.match(sentence) or _REMARK.match(sentence) or _QUESTIONISH.match(sentence))
 
 
-_PARTS = re.compile(r"\s+[-–—]+\s+|;\s*|,\s+(?=(?:and |but |so )?(?:i|i'm|i've|we|we're|my|our)\b)", _I)
+_PARTS = re.compile(r"\s+[-–—]+\s+|;\s*|,\s+(?=(?:and |but |so )?(?:maybe |perhaps |hopefully )?"
+                    r"(?:i|i'm|i've|we|we're|my|our)\b)", _I)
 _ZH_PARTS = re.compile(r"[，,；;—]+")
 
 

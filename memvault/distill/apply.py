@@ -85,13 +85,11 @@ def apply(run: Run, batch: list[Episode], related: list[Card], proposals: list[P
             targets = conflicts
             if not targets:
                 dup = find_duplicate(new, live(), float(run.settings.get("merge_threshold", 85)))
-                if dup is not None:
-                    put(merge_into(current(dup.id), new))
-                    counts["merged"] += 1
-                    continue
-                again = find_same_fact(new, live()) if run.engine == "offline" else None
-                if again is not None:  # the same fact told again, in other words
-                    put(retell(current(again.id), new, BODY_MAX))
+                offline = run.engine == "offline"
+                if dup is None and offline:  # the same fact told again, in other words
+                    dup = find_same_fact(new, live())
+                if dup is not None:  # an extracted card keeps each telling's words (a model's card is whole)
+                    put(retell(current(dup.id), new, BODY_MAX) if offline else merge_into(current(dup.id), new))
                     counts["merged"] += 1
                     continue
         for old in sorted(targets, key=lambda c: c.id):

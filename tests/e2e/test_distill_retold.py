@@ -113,3 +113,17 @@ def test_two_different_facts_that_share_words_stay_two_cards(tmp_path, lang):
     assert distill(vault)["cards"]["merged"] == 0
     got = cards(vault)
     assert len(got) == 2 and all(len(c.episodes) == 1 for c in got), [c.title for c in got]
+
+
+def test_a_near_duplicate_title_keeps_the_words_of_each_telling(tmp_path):
+    """The same title told again (the near-duplicate rule of FORMAT.md) keeps what the shorter telling adds:
+    an extracted card's body is what was said, so neither telling's words are dropped."""
+    vault = fresh(tmp_path)
+    capture(vault, 1, "2023-05-25", "I'm determined to make the bakery work. Losing my job pushed me to bake "
+                                    "full time, and I love every early morning of it.")
+    distill(vault)
+    capture(vault, 2, "2023-06-20", "I'm determined to make the bakery work. My sister helps on weekends.")
+    assert distill(vault)["cards"]["merged"] == 1
+    (card,) = cards(vault)
+    assert "bake full time" in card.body and "sister helps on weekends" in card.body, card.body
+    assert len(card.episodes) == 2

@@ -63,3 +63,14 @@ def test_a_hedge_after_so_maybe_and_a_cant_wait_do_not_take_back_what_is_told():
     assert [c["title"] for c in got] == ["Maria is thinking about starting a community garden on our street"], got
     got = cards_of("Can't wait 'til my bakery opens its doors to the whole neighborhood!")
     assert [c["title"] for c in got] == ["Can't wait 'til Maria's bakery opens its doors to the whole neighborhood"]
+
+
+def test_said_to_the_other_person_is_no_memory_but_a_lead_in_to_news_is_cut():
+    assert cards_of("I'm so stoked for you that painting is helping you relax and bring joy to your family.") == []
+    assert cards_of("Knowing you've got my back really helps keep me going through these long weeks.") == []
+    got = cards_of("Hey John! Just wanted to give you the heads up on what's been happening lately- I took a "
+                   "creative writing class at the library, and it was super enlightening.")
+    assert got[0]["title"].startswith("Maria took a creative writing class at the library"), got
+    # "your" of the other person's thing is still the speaker's news
+    got = cards_of("I tried your lasagna recipe for the church potluck on Sunday and everyone loved it.")
+    assert got and got[0]["title"].startswith("Maria tried your lasagna recipe"), got

@@ -203,6 +203,7 @@ then out now here know think thing things lot feel felt make made time great goo
 _CONTENT = re.compile(r"[^\W\d_]{3,}|\d+")
 
 
+_YOU_FIRST = re.compile(r"\b(?:you|you're|you've|you'll|u)\b", re.IGNORECASE)  # "stoked for you", not "your recipe"
 _WISH = re.compile(r"\b(?:would love to|someday|some day|one day)\b")
 _REPORTED = re.compile(r"\b(?:says|said|told|heard|reads somewhere)\b")
 
@@ -218,7 +219,8 @@ def _told_card(told: str, i: int, name: str) -> list[dict]:
         title = title.rstrip(".!")
         if name in title and not (canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title)
                                   or _JUDGED.search(title)
-                                  or _SHOWING.search(title) or _CHEER.search(title)):
+                                  or _SHOWING.search(title) or _CHEER.search(title)
+                                  or _YOU_FIRST.search(re.split(r"[,;:]|\s[-–—]+\s", title)[0])):
             return [_card("create", "event", title, _cut(told, 900), (name,), i)]
     return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory
 

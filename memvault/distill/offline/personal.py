@@ -18,12 +18,17 @@ MIN_CONTENT = 2  # words other than pronouns, articles and light verbs a sentenc
 
 # --------------------------------------------------------------------------- English
 
+# "I just wanted to let you know (that)", "Just wanted to give you the heads up on what's been happening lately":
+# said before what the speaker tells.
+_TELL_YOU = (r"(?:i )?(?:just )?(?:want(?:ed)?|had|have) to (?:let you know|tell you|share(?: something(?: cool)?)?"
+             r"(?: with you)?|give you (?:a|the) heads up(?: on what's been (?:happening|going on)(?: lately)?)?)"
+             r"(?: about)?(?: that)?")
 # Lead words before the subject: "So", "Oh and", "Yesterday,", "Last week", a vocative "Mel,".
 _LEAD = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
     r"guess what|funny enough|(?:great|good|big|exciting|some) news|long time no (?:see|talk|chat)|"
-    r"i (?:just )?want(?:ed)? to (?:let you know|tell you|share)(?: that)?|"
+    + _TELL_YOU + r"|"
     r"plus|then|now|just|recently|lately|finally|yesterday|today|tonight|this (?:morning|week|weekend|month|year)|"
     r"last (?:night|week|weekend|month|year|summer|winter|fall|spring|friday|saturday|sunday|monday|tuesday|"
     r"wednesday|thursday)|a (?:few|couple of) (?:days|weeks|months) ago|over the weekend|the other day)"
@@ -33,7 +38,7 @@ _LEAD_TITLE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
     r"guess what|funny enough|plus|random|(?:great|good|big|exciting|some) news|quick note|"
-    r"long time no (?:see|talk|chat)|i (?:just )?want(?:ed)? to (?:let you know|tell you|share)(?: that)?)"
+    r"long time no (?:see|talk|chat)|" + _TELL_YOU + r")"
     r"\s*[,:!-]?\s+)+", _I)
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|me and|my|our|"
                     r"(?:my|our)\s+[\w' -]{1,30}?\s+and\s+i)\b", _I)

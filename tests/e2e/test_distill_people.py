@@ -57,7 +57,7 @@ def test_both_people_are_read_named_and_dated(tmp_path):
     assert any(t.startswith("Mel ran a charity race for mental health on 20 May 2023") for t in titles), titles
     assert any(t.startswith("Mel: We're going camping in June 2023") for t in titles), titles
     assert any(t.startswith("Caroline is researching adoption agencies") for t in titles), titles
-    assert any(t.startswith("Mel2023年5月17日去南京看了大熊猫") for t in titles), titles
+    assert any(t.startswith("Mel 2023年5月17日去南京看了大熊猫") for t in titles), titles  # a space: name, date
     # remarks, compliments and thanks make nothing
     assert not any(w in t for t in titles for w in ("must be so much fun", "great mom", "proud of you", "开心"))
     race = next(c for t, c in got.items() if "charity race" in t)

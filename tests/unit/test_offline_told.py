@@ -74,3 +74,13 @@ def test_said_to_the_other_person_is_no_memory_but_a_lead_in_to_news_is_cut():
     # "your" of the other person's thing is still the speaker's news
     got = cards_of("I tried your lasagna recipe for the church potluck on Sunday and everyone loved it.")
     assert got and got[0]["title"].startswith("Maria tried your lasagna recipe"), got
+
+
+def test_a_latin_name_in_chinese_text_is_set_apart_by_spaces():
+    from memvault.distill.offline.canon import canonical
+
+    at = "2023-05-25T13:00:00Z"
+    assert canonical("我上周三去南京看了大熊猫。", "Mel", at, True) == "Mel 2023年5月17日去南京看了大熊猫。"
+    assert canonical("上周三我和我的狗去了公园", "Mel", at, True) == "2023年5月17日 Mel 和 Mel 的狗去了公园"
+    assert canonical("我用 Python 写了一个爬虫", "Mel", at, True) == "Mel 用 Python 写了一个爬虫"
+    assert canonical("我上周三去南京看了大熊猫。", "小雨", at, True) == "小雨2023年5月17日去南京看了大熊猫。"

@@ -76,8 +76,21 @@ def speaker_as_subject(text: str, name: str | None, zh: bool) -> str:
     if not name:
         return text
     if zh:
-        return _ZH_ME.sub(name, text)
+        return _ZH_ME.sub(lambda m: _spaced(name, m.string, m.start(), m.end()), text)
     return _speaker_en(text, name)
+
+
+_CJK_OR_DIGIT = re.compile(r"[\u3400-\u9fff\uf900-\ufaff0-9]")
+
+
+def _spaced(name: str, text: str, start: int, end: int) -> str:
+    """A Latin name set in Chinese text with a space on each side that touches a Chinese character or a digit
+    ("Mel 2023年5月17日去南京", not "Mel2023年5月17日去南京"); a Chinese name as it is."""
+    if not name[:1].isascii() and not name[-1:].isascii():
+        return name
+    before = " " if start and name[:1].isascii() and _CJK_OR_DIGIT.match(text[start - 1]) else ""
+    after = " " if name[-1:].isascii() and end < len(text) and _CJK_OR_DIGIT.match(text[end]) else ""
+    return f"{before}{name}{after}"
 
 
 def _phrase(day: date, name: str, zh: bool) -> str:

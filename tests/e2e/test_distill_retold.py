@@ -5,28 +5,12 @@ runs or in one; two different facts that share most of their words stay two card
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from memvault.vault import codec
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def memvault(vault: Path, *args: str, stdin: str | None = None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env["MEMVAULT_NOW"] = "2026-04-01T08:00:00Z"
-    return subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), *args], input=stdin,
-                          env=env, capture_output=True, text=True, cwd=ROOT, timeout=120)
-
-
-def cards(vault: Path) -> list:
-    return [codec.parse_card(p.read_text(encoding="utf-8"), str(p)) for p in sorted((vault / "cards").rglob("*.md"))]
+from tests.e2e.test_distill_people import ROOT, cards, memvault
 
 
 def refs(vault: Path) -> dict[str, list[str]]:

@@ -84,3 +84,19 @@ def test_a_latin_name_in_chinese_text_is_set_apart_by_spaces():
     assert canonical("上周三我和我的狗去了公园", "Mel", at, True) == "2023年5月17日 Mel 和 Mel 的狗去了公园"
     assert canonical("我用 Python 写了一个爬虫", "Mel", at, True) == "Mel 用 Python 写了一个爬虫"
     assert canonical("我上周三去南京看了大熊猫。", "小雨", at, True) == "小雨2023年5月17日去南京看了大熊猫。"
+
+
+def test_news_announced_since_the_last_talk_starts_at_the_news():
+    got = cards_of("Hey Jon! A lot's happened since we last talked - I just got accepted for a fashion internship!")
+    assert [c["title"] for c in got] == ["Maria just got accepted for a fashion internship"], got
+    got = cards_of("Since our last chat, I've been looking into nursing schools in the city.")
+    assert [c["title"] for c in got] == ["Maria has been looking into nursing schools in the city"], got
+    # said of the speaker's life, not of the last talk: it stays as it is
+    assert cards_of("A lot's been going on in my life lately with the new bakery.")[0]["title"].startswith(
+        "A lot's been going on in Maria's life")
+
+
+def test_the_body_holds_the_statement_even_when_its_sentence_ends_in_a_question():
+    got = cards_of("Keep on pushing, pal. Oh, and BTW, I started my own online clothing store not so long ago - "
+                   "pretty cool, huh?")
+    assert len(got) == 1 and "online clothing store" in got[0]["body"], got

@@ -23,11 +23,15 @@ MIN_CONTENT = 2  # words other than pronouns, articles and light verbs a sentenc
 _TELL_YOU = (r"(?:i )?(?:just )?(?:want(?:ed)?|had|have) to (?:let you know|tell you|share(?: something(?: cool)?)?"
              r"(?: with you)?|give you (?:a|the) heads up(?: on what's been (?:happening|going on)(?: lately)?)?)"
              r"(?: about)?(?: that)?")
+# "A lot's happened since we last talked", "Since our last chat": news follows.
+_SINCE_LAST = r"since (?:we (?:last )?(?:talked|spoke|chatted)|our last (?:chat|talk)|(?:we )?last time)"
+_SINCE = (r"(?:(?:a lot|lots|much|so much)(?:'s| has)? (?:been going on|happened)(?: " + _SINCE_LAST + r")?|"
+          + _SINCE_LAST + r")(?=\s*[-–—:,!])")  # only before what it announces: "A lot's been going on in my life" stays
 # Lead words before the subject: "So", "Oh and", "Yesterday,", "Last week", a vocative "Mel,".
 _LEAD = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
-    r"guess what|funny enough|(?:great|good|big|exciting|some) news|long time no (?:see|talk|chat)|"
+    r"guess what|funny enough|(?:great|good|big|exciting|some) news|long time no (?:see|talk|chat)|" + _SINCE + r"|"
     + _TELL_YOU + r"|"
     r"plus|then|now|just|recently|lately|finally|yesterday|today|tonight|this (?:morning|week|weekend|month|year)|"
     r"last (?:night|week|weekend|month|year|summer|winter|fall|spring|friday|saturday|sunday|monday|tuesday|"
@@ -38,7 +42,7 @@ _LEAD_TITLE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
     r"guess what|funny enough|plus|random|(?:great|good|big|exciting|some) news|quick note|"
-    r"long time no (?:see|talk|chat)|" + _TELL_YOU + r")"
+    r"long time no (?:see|talk|chat)|" + _SINCE + r"|" + _TELL_YOU + r")"
     r"\s*[,:!-]?\s+)+", _I)
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|me and|my|our|"
                     r"(?:my|our)\s+[\w' -]{1,30}?\s+and\s+i)\b", _I)

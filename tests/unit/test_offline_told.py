@@ -100,3 +100,8 @@ def test_the_body_holds_the_statement_even_when_its_sentence_ends_in_a_question(
     got = cards_of("Keep on pushing, pal. Oh, and BTW, I started my own online clothing store not so long ago - "
                    "pretty cool, huh?")
     assert len(got) == 1 and "online clothing store" in got[0]["body"], got
+    got = cards_of("When times get hard, I look at the photo and remember why I'm doing what I'm doing. My family is "
+                   "my motivation and they keep me going. What about you?")
+    assert got and ".." not in got[0]["body"] and "family is Maria's motivation" in got[0]["body"], got
+    got = cards_of("I wanted to tell you about my school event last week. I talked about my journey to the students.")
+    assert "Maria's school event" not in got[0]["body"] or "tell you about Maria's school event" in got[0]["body"]

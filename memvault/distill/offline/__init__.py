@@ -263,12 +263,16 @@ def _told(text: str, name: str | None, at: str | None) -> str:
     return " ".join(canon.canonical(s, name, at, _is_zh(s)) for s in canon.told(text, zh) if not disqualified(s))
 
 
+_ENDS = (".", "!", "?", "。", "！", "？", "…")
+
+
 def _proposal(st: Statement, ep: Episode, i: int, name: str | None, asked: str | None,
               cards: Mapping[str, Card], project: str, related: list[Card], told: str = "") -> dict:
     who = name or "The user"
     if name:  # the body holds the statement itself (its sentence may have been cut from the message: "…, huh?")
         said = canon.canonical(st.text, name, ep.at, _is_zh(st.text), future=st.plan)
-        told = told if said in told else f"{said}. {told}".strip() if told else said
+        told = told if said in told else f"{said}{'' if said.endswith(_ENDS) else '.'} {told}".strip() if told \
+            else said
     body = (_cut(told, 900) if told else f"{who} said: {_cut(st.text, 600)}") + (f"\n\n({asked})" if asked else "")
     entities = st.entities
     if name and name.casefold() not in {e.casefold() for e in entities}:

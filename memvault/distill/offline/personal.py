@@ -22,7 +22,7 @@ MIN_CONTENT = 2  # words other than pronouns, articles and light verbs a sentenc
 # said before what the speaker tells.
 _TELL_YOU = (r"(?:i )?(?:just )?(?:want(?:ed)?|had|have) to (?:let you know|tell you|share(?: something(?: cool)?)?"
              r"(?: with you)?|give you (?:a|the) heads up(?: on what's been (?:happening|going on)(?: lately)?)?)"
-             r"(?: about)?(?: that)?")
+             r"(?! about)(?: that)?")  # "I wanted to tell you about my school event" keeps its news whole
 # "A lot's happened since we last talked", "Since our last chat": news follows.
 _SINCE_LAST = r"since (?:we (?:last )?(?:talked|spoke|chatted)|our last (?:chat|talk)|(?:we )?last time)"
 _SINCE = (r"(?:(?:a lot|lots|much|so much)(?:'s| has)? (?:been going on|happened)(?: " + _SINCE_LAST + r")?|"

@@ -149,12 +149,13 @@ def _stem():
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def fact_words(title: str, speaker: str = "") -> tuple[frozenset[str], frozenset[str], tuple[str, ...], frozenset[str]]:
+def fact_words(title: str, speaker: str = "") -> tuple[frozenset[str], frozenset[str], tuple[str, ...],
+                                                       frozenset[str]]:
     """(content words, keys, content in order, what it denies) of a statement, the speaker's name left out.
     Words are case-folded and stemmed ("volunteering" = "volunteers"); CJK text gives its characters (word
-    order varies more in Chinese than a character pair can follow). Keys: numbers, month names and capitalised names, which must agree for two
-    statements to be one fact. Denied: the content after a negation ("not SQLite", "不部署") up to the clause's
-    end (three characters in CJK)."""
+    order varies more in Chinese than a character pair can follow). Keys: numbers, month names and capitalised
+    names, which must agree for two statements to be one fact. Denied: the content after a negation ("not
+    SQLite", "不部署") up to the clause's end (three characters in CJK)."""
     text = unicodedata.normalize("NFKC", title).replace("\u2019", "'")
     if speaker:
         text = re.sub(re.escape(speaker) + r"(?:'s)?", " ", text, flags=re.IGNORECASE)

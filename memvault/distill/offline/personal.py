@@ -26,7 +26,7 @@ _TELL_YOU = (r"(?:i )?(?:just )?(?:want(?:ed)?|had|have) to (?:let you know|tell
 # "A lot's happened since we last talked", "Since our last chat": news follows.
 _SINCE_LAST = r"since (?:we (?:last )?(?:talked|spoke|chatted)|our last (?:chat|talk)|(?:we )?last time)"
 _SINCE = (r"(?:(?:a lot|lots|much|so much)(?:'s| has)? (?:been going on|happened)(?: " + _SINCE_LAST + r")?|"
-          + _SINCE_LAST + r")(?=\s*[-–—:,!])")  # only before what it announces: "A lot's been going on in my life" stays
+          + _SINCE_LAST + r")(?=\s*[-–—:,!])")  # only before what it announces ("A lot's been going on in my life")
 # Lead words before the subject: "So", "Oh and", "Yesterday,", "Last week", a vocative "Mel,".
 _LEAD = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"

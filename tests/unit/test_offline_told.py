@@ -105,3 +105,10 @@ def test_the_body_holds_the_statement_even_when_its_sentence_ends_in_a_question(
     assert got and ".." not in got[0]["body"] and "family is Maria's motivation" in got[0]["body"], got
     got = cards_of("I wanted to tell you about my school event last week. I talked about my journey to the students.")
     assert "about Maria's school event" in got[0]["body"], got  # the lead-in cut did not eat "about"
+
+
+def test_a_chinese_named_speaker_keeps_a_one_clause_fact():
+    """A Chinese message of one clause is one run of characters: it counted as one word of substance, so a
+    speaker with a Chinese name lost "我老公在一家医院当护士" (a Latin name made it two)."""
+    assert [c["title"] for c in cards_of("我老公在一家医院当护士。", name="小雨")] == ["小雨老公在一家医院当护士"]
+    assert cards_of("去喂年糕了", name="小雨") == []  # a moment, not a memory

@@ -112,3 +112,16 @@ def test_a_chinese_named_speaker_keeps_a_one_clause_fact():
     speaker with a Chinese name lost "我老公在一家医院当护士" (a Latin name made it two)."""
     assert [c["title"] for c in cards_of("我老公在一家医院当护士。", name="小雨")] == ["小雨老公在一家医院当护士"]
     assert cards_of("去喂年糕了", name="小雨") == []  # a moment, not a memory
+
+
+def test_an_answer_that_opens_with_it_tells_what_was_asked_about():
+    ep = [Episode(id=f"ep-{n}", at="2023-05-25T13:00:00Z", project="friends", session="1", turn=n, user=u,
+                  assistant=a, source={"kind": "jsonl"}, speakers={"user": ["Maria"], "assistant": ["John"]})
+          for n, (u, a) in enumerate([("I went to an event at the library yesterday.", "What was the event?"),
+                                      ("It was a poetry reading where local authors shared their stories. "
+                                       "I read one of my own poems there.", "Nice!")])]
+    body = offline.propose(ep, {})[0]["cards"][-1]["body"]
+    assert "It was a poetry reading where local authors shared their stories" in body, body
+    # not asked: an opening "It was …" is a remark on something said before, and stays out
+    assert "poetry reading" not in cards_of("It was a poetry reading where local authors shared stories. "
+                                            "I read one of my own poems there.")[0]["body"]

@@ -139,7 +139,7 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
             if name and people and not _is_zh(text):
                 text = canon.with_subject(text)
             asked = _asked(batch, i, side)
-            told = _told(text, name, ep.at) if people else ""
+            told = _told(text, name, ep.at, bool(asked)) if people else ""
             said = [_proposal(st, ep, i, name, asked, cards, project, related, told) for st in _statements(text)]
             if name and people:
                 said = _one_memory(said) or _told_card(told, i, name)
@@ -259,14 +259,15 @@ def _asked(batch: list[Episode], i: int, side: str) -> str | None:
     return f"{(names or ['Asked'])[0]} asked: {_cut(q, 200)}" if q else None
 
 
-def _told(text: str, name: str | None, at: str | None) -> str:
+def _told(text: str, name: str | None, at: str | None, answering: bool = False) -> str:
     """What a named speaker tells in the whole message, in a memory's form: the body of each of its cards, so a
     card keeps what its clause is about ("We explored nature, roasted marshmallows…" after "Melanie went camping
     in the mountains on 1 May 2023")."""
     if not name:
         return ""
     zh = _is_zh(text)
-    return " ".join(canon.canonical(s, name, at, _is_zh(s)) for s in canon.told(text, zh) if not disqualified(s))
+    return " ".join(canon.canonical(s, name, at, _is_zh(s)) for s in canon.told(text, zh, answering)
+                    if not disqualified(s))
 
 
 _ENDS = (".", "!", "?", "。", "！", "？", "…")

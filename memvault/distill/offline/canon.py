@@ -182,10 +182,11 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if s.strip()]
 
 
-def told(text: str, zh: bool) -> list[str]:
+def told(text: str, zh: bool, answering: bool = False) -> list[str]:
     """The sentences of a message in which its speaker tells something: no question, greeting, thanks, cheer or
-    remark about the other person ("That's so cool!", "I'm so proud of you"); lead words off, time words kept."""
-    out = []
+    remark about the other person ("That's so cool!", "I'm so proud of you"); lead words off, time words kept.
+    `answering`: the message answers a question, so an "It was …" opening it tells what was asked about."""
+    out: list[str] = [""] if answering else []
     for sentence in _SENTENCE.split(text or ""):
         s = sentence.strip()
         if not s or s.endswith(("?", "？")):
@@ -196,4 +197,4 @@ def told(text: str, zh: bool) -> list[str]:
                                                              and (_ME.search(core) or personal.topical(core))):
             continue  # a remark; but what the speaker says of what they just told ("It's like therapy for me") stays
         out.append(personal.strip_lead(s, title=True))
-    return out
+    return [s for s in out if s]

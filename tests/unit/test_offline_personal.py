@@ -119,3 +119,15 @@ def test_relative_dates_resolve_against_the_turns_day(text, at, future, expected
 ])
 def test_entities_are_things_named_in_the_text(text, expected):
     assert entities_of(text) == expected
+
+
+@pytest.mark.parametrize("text,future,day", [
+    ("I booked tickets for the show this Saturday", False, "2026-03-14"),  # said on Tuesday 10 March: ahead
+    ("I went hiking this Monday", False, "2026-03-09"),  # this week's Monday, already past
+    ("I'll call her this Monday", True, "2026-03-16"),  # a plan for a day of this week that has passed
+    ("We met last Saturday", False, "2026-03-07"),
+])
+def test_this_weekday_is_the_day_of_this_week(text, future, day):
+    """'this Saturday' names the Saturday of the week the turn was said in, whatever the verb's tense: a turn of
+    a Tuesday that booked tickets 'for this Saturday' is not about the Saturday before."""
+    assert when(text, "2026-03-10T10:00:00Z", future=future) == day

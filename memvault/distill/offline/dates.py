@@ -126,7 +126,13 @@ def _resolve(name: str, m: re.Match[str], today: date, future: bool) -> date | N
             return monday - timedelta(weeks=1) + timedelta(days=wd)
         if g["rel"] == "next":
             return monday + timedelta(weeks=1, days=wd)
-        ahead = g["rel"] == "this coming" or (future and g["rel"] in ("on", "this"))
+        if g["rel"] == "this":
+            # the day of this week, whatever the tense ("booked tickets for this Saturday" said on a Tuesday is
+            # four days ahead; "went hiking this Monday" said on a Thursday three days back); a plan for a day
+            # this week has already passed is next week's
+            day = monday + timedelta(days=wd)
+            return day + timedelta(weeks=1) if future and day < today else day
+        ahead = g["rel"] == "this coming" or (future and g["rel"] == "on")
         return _next_weekday(today, wd) if ahead else _past_weekday(today, wd)
     if name == "weekend":
         if g["rel"] in ("last", "this past"):

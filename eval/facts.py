@@ -122,8 +122,10 @@ def in_sessions(session: int, sessions: tuple[int, int] | None) -> bool:
     return sessions is None or sessions[0] <= session <= sessions[1]
 
 
-def vault_cards(root: Path) -> list[dict]:
-    """The vault's cards as {"id", "kind", "text", "turns"}, read with memvault's own codec."""
+def vault_cards(root: Path, title_only: bool = False) -> list[dict]:
+    """The vault's cards as {"id", "kind", "text", "turns"}, read with memvault's own codec; with `title_only` a
+    card's text is its title alone (a check that the bodies, which keep the speaker's own sentences, do not carry
+    the score)."""
     from memvault.vault.store import Vault
 
     eps = episode_refs(root)
@@ -133,7 +135,7 @@ def vault_cards(root: Path) -> list[dict]:
             continue
         turns = {r for e in card.episodes for r in eps.get(e, ())}
         out.append({"id": card.id, "kind": card.kind, "status": card.status, "title": card.title,
-                    "text": f"{card.title}\n{card.body}", "turns": turns})
+                    "text": card.title if title_only else f"{card.title}\n{card.body}", "turns": turns})
     return out
 
 
@@ -159,7 +161,7 @@ def run_conv(tmp: Path, data: Path, conv: int, args, env: dict) -> dict:
     names = {t["speaker"].split()[0] for t in chat}
     words = Words(names)
     root, summary = build_vault(tmp, sliced, conv, env)
-    cards = vault_cards(root)
+    cards = vault_cards(root, args.title_only)
     ours = score(cards, facts, words)
     baseline = score([{"text": t["content"], "turns": {t["id"]}} for t in chat], facts, words)
     turn_text = {t["id"]: f"{t['speaker']}: {t['content']}" for t in chat}
@@ -213,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=int, default=0, help="print N cards drawn at random per conversation")
     ap.add_argument("--keep", type=Path, help="build the vaults here and keep them (default: a temp folder)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--title-only", action="store_true",
+                    help="match a card's title only, not its body (an anti-gaming check; the metric is title+body)")
     args = ap.parse_args(argv)
     if not (args.data / "observations.jsonl").is_file():
         print(f"{args.data}: no observations.jsonl (expected a prepared LoCoMo folder)", file=sys.stderr)

@@ -136,3 +136,20 @@ def test_a_pack_says_what_was_said_once_with_the_question_it_answers(tmp_path):
     race_line = next(ln for ln in json.loads(memvault(vault, "context", "charity race", "--project", "friends",
                                                       "--json").stdout)["pack"].splitlines() if "charity" in ln)
     assert "Caroline asked: What did you do last weekend?" in race_line, race_line
+
+
+def test_a_feeling_of_the_moment_makes_no_card_even_once_its_day_is_written_out(tmp_path):
+    """'Ugh, I'm so tired today' names nothing the speaker could be asked about later; its 'today' made absolute
+    ('on 10 March 2026') used to count as substance and made the card 'Maya is so tired on 10 March 2026'."""
+    vault = tmp_path / "v"
+    shutil.copytree(ROOT / "vault-template", vault)
+    turns = [("assistant", "Jonah", "How was your day?"),
+             ("user", "Maya", "Ugh, I'm so tired today."),
+             ("user", "Maya", "I'm so tired of the night shifts at the bakery on Elm Street.")]
+    log = jsonl({"role": r, "speaker": who, "content": text, "ts": f"2026-03-10T18:3{i}:00Z", "session": "1",
+                 "id": f"D1:{i}"} for i, (r, who, text) in enumerate(turns, start=1))
+    assert memvault(vault, "capture", "--format", "jsonl", "--project", "friends", stdin=log).returncode == 0
+    assert memvault(vault, "distill").returncode == 0
+    titles = [c.title for c in cards(vault)]
+    assert not any("tired on 10 March" in t or t.endswith("so tired") for t in titles), titles
+    assert any("bakery" in t for t in titles), titles  # what a feeling is about still makes its card

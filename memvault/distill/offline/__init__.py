@@ -207,6 +207,8 @@ what when been from will would can could some about really much very also too li
 then out now here know think thing things lot feel felt make made time great good awesome amazing glad happy
 """.split())
 _CONTENT = re.compile(r"[^\W\d_]{3,}|\d+")
+_SAID_ON = re.compile(r"\b(?:(?:on|in) )?(?:(?:the week of )?\d{1,2} )?(?:January|February|March|April|May|June|July|"
+                      r"August|September|October|November|December) \d{4}\b")
 
 
 _YOU_FIRST = re.compile(r"\b(?:you|you're|you've|you'll|u)\b", re.IGNORECASE)  # "stoked for you", not "your recipe"
@@ -214,16 +216,22 @@ _WISH = re.compile(r"\b(?:would love to|someday|some day|one day)\b")
 _REPORTED = re.compile(r"\b(?:says|said|told|heard|reads somewhere)\b")
 
 
+def _told_words(text: str, name: str) -> int:
+    """Words of substance a told message holds as the fallback counts them (a CJK run is one word), without the
+    speaker's name and the day it was said, made absolute ("so tired today" -> "so tired on 10 March 2026": the
+    date is no substance of its own)."""
+    return sum(1 for w in _CONTENT.findall(_SAID_ON.sub(" ", text)) if w != name and w.lower() not in _LIGHT)
+
+
 def _told_card(told: str, i: int, name: str) -> list[dict]:
     """A message of a named speaker in which no cue found a statement but which tells about the speaker (their
     name stands in it once the first person is resolved) and enough (FALLBACK_WORDS words of substance):
     one card of what it tells."""
-    words = [w for w in _CONTENT.findall(told) if w != name and w.lower() not in _LIGHT]
-    if len(words) < FALLBACK_WORDS or name not in told:
+    if _told_words(told, name) < FALLBACK_WORDS or name not in told:
         return []
     for title in canon.sentences(told):  # the first sentence that tells of the speaker
         title = title.rstrip(".!")
-        if name in title and not (canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title)
+        if name in title and _told_words(title, name) >= 2 and not (canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title)
                                   or _JUDGED.search(title)
                                   or _SHOWING.search(title) or _CHEER.search(title)
                                   or _YOU_FIRST.search(re.split(r"[,;:]|\s[-–—]+\s", title)[0])):

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from write_protocol import use_write
+
 MEMVAULT = [sys.executable, "-m", "memvault"]
 
 
@@ -49,6 +51,8 @@ def one_card_each(body: dict) -> str:
 def test_two_machines_merge_without_conflict_and_distill_once(tmp_path, fake_llm):
     a, b = tmp_path / "laptop", tmp_path / "desktop"
     subprocess.run([*MEMVAULT, "init", str(a), "--git"], check=True, capture_output=True)
+    use_write(a)  # its fake model writes every card (tests/write_protocol.py)
+    git(a, "commit", "-q", "-am", "distill with the write protocol")
     git(tmp_path, "clone", "-q", str(a), str(b))
     shared = chat("shared", "backup")  # the same log captured on both machines
     mv(a, "capture", "--project", "demo", stdin=chat("on-a", "postgres") + shared)

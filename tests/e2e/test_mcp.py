@@ -316,8 +316,11 @@ def test_distill_against_the_fake_llm_and_a_second_one_refused(tmp_path):
     from memvault.model import Episode
     from memvault.vault import codec
 
+    from write_protocol import use_write
+
     vault = tmp_path / "d"
     shutil.copytree(ROOT / "vault-template", vault)
+    use_write(vault)  # its fake model writes every card (tests/write_protocol.py)
     lines = [codec.episode_to_line(Episode(
         id=f"ep-20261102T0700{i:02d}-{i:06x}", at=f"2026-11-02T07:00:{i:02d}Z", project="demo", session="s1",
         turn=i + 1, user=f"Decision {i}: use tool {i} for part {i}" if i % 2 else f"第{i}个决定：用工具{i}",

@@ -21,6 +21,7 @@ sys.path.insert(0, str(TESTS / "cli"))
 sys.path.insert(0, str(TESTS / "e2e"))
 from test_conflicts_cli import put  # noqa: E402
 from test_resolve_processes import hold_lock  # noqa: E402
+from write_protocol import use_write  # noqa: E402
 
 ROOT = TESTS.parent
 NOW = "2026-11-05T08:00:00Z"
@@ -119,6 +120,7 @@ def episodes_vault(path: Path) -> Path:
     from memvault.vault import codec
 
     shutil.copytree(ROOT / "vault-template", path)
+    use_write(path)  # its fake model writes every card (tests/write_protocol.py)
     lines = []
     for i in range(24):
         topic = ["Postgres", "SQLite", "周报", "Markdown", "pytest", "ruff"][i % 6]

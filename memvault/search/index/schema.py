@@ -12,7 +12,7 @@ import sqlite3
 from memvault.search import tokenize
 from memvault.vault.files import remove_file
 
-SCHEMA = 12
+SCHEMA = 13
 FILE = "search.sqlite"
 CARD_FIELDS = ("title", "entities", "body", "tags")
 EPISODE_FIELDS = ("user", "assistant")
@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS episodes(
   refs TEXT, user TEXT, assistant TEXT, len_user INTEGER, len_assistant INTEGER, speakers TEXT);
 CREATE INDEX IF NOT EXISTS episodes_id ON episodes(id);
 CREATE INDEX IF NOT EXISTS episodes_file ON episodes(file);
+CREATE INDEX IF NOT EXISTS episodes_turn ON episodes(project, session, turn);
 CREATE TABLE IF NOT EXISTS revoked(id TEXT PRIMARY KEY, file TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS efts USING fts5(user, assistant, tokenize='ascii', detail='column');
 CREATE VIRTUAL TABLE IF NOT EXISTS evocab USING fts5vocab(efts, row);

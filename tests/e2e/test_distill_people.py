@@ -114,18 +114,24 @@ def test_the_shipped_examples_answer_what_issue_20_found_missing(tmp_path):
     assert not any(h.get("status") == "superseded" for h in queue), queue
 
 
-def test_a_pack_says_what_was_said_once_with_the_question_it_answers(tmp_path):
-    """An offline card's body repeats its title after "<who> said:"; a pack line shows the words once, plus the
-    question they answer when there is one, so a budget holds more cards (views/text.beyond_title)."""
+def distilled(tmp_path: Path, minute: str, turns: list[tuple[str, str, str]]) -> Path:
+    """A vault with these (role, speaker, text) turns of one session, captured (one a minute from `minute` + the
+    turn's number) and distilled through the real CLI."""
     vault = tmp_path / "v"
     shutil.copytree(ROOT / "vault-template", vault)
-    turns = [("assistant", "Caroline", "What did you do last weekend?"),
-             ("user", "Mel", "I ran a charity race for mental health last Saturday."),
-             ("user", "Mel", "我上周三去南京看了大熊猫。")]
-    log = jsonl({"role": r, "speaker": who, "content": text, "ts": f"2023-05-25T13:0{i}:00Z", "session": "1",
+    log = jsonl({"role": r, "speaker": who, "content": text, "ts": f"{minute}{i}:00Z", "session": "1",
                  "id": f"D1:{i}"} for i, (r, who, text) in enumerate(turns, start=1))
     assert memvault(vault, "capture", "--format", "jsonl", "--project", "friends", stdin=log).returncode == 0
     assert memvault(vault, "distill").returncode == 0
+    return vault
+
+
+def test_a_pack_says_what_was_said_once_with_the_question_it_answers(tmp_path):
+    """An offline card's body repeats its title after "<who> said:"; a pack line shows the words once, plus the
+    question they answer when there is one, so a budget holds more cards (views/text.beyond_title)."""
+    vault = distilled(tmp_path, "2023-05-25T13:0", [
+        ("assistant", "Caroline", "What did you do last weekend?"),
+        ("user", "Mel", "I ran a charity race for mental health last Saturday."), ("user", "Mel", "我上周三去南京看了大熊猫。")])
     race = next(c for c in cards(vault) if "charity race" in c.title)
     assert race.body.startswith("Mel ran a charity race") and "Caroline asked: What did you do" in race.body
     for query, words in (("charity race", "Mel ran a charity race"), ("大熊猫", "去南京看了大熊猫")):
@@ -141,15 +147,9 @@ def test_a_pack_says_what_was_said_once_with_the_question_it_answers(tmp_path):
 def test_a_feeling_of_the_moment_makes_no_card_even_once_its_day_is_written_out(tmp_path):
     """'Ugh, I'm so tired today' names nothing the speaker could be asked about later; its 'today' made absolute
     ('on 10 March 2026') used to count as substance and made the card 'Maya is so tired on 10 March 2026'."""
-    vault = tmp_path / "v"
-    shutil.copytree(ROOT / "vault-template", vault)
-    turns = [("assistant", "Jonah", "How was your day?"),
-             ("user", "Maya", "Ugh, I'm so tired today."),
-             ("user", "Maya", "I'm so tired of the night shifts at the bakery on Elm Street.")]
-    log = jsonl({"role": r, "speaker": who, "content": text, "ts": f"2026-03-10T18:3{i}:00Z", "session": "1",
-                 "id": f"D1:{i}"} for i, (r, who, text) in enumerate(turns, start=1))
-    assert memvault(vault, "capture", "--format", "jsonl", "--project", "friends", stdin=log).returncode == 0
-    assert memvault(vault, "distill").returncode == 0
+    vault = distilled(tmp_path, "2026-03-10T18:3", [
+        ("assistant", "Jonah", "How was your day?"), ("user", "Maya", "Ugh, I'm so tired today."),
+        ("user", "Maya", "I'm so tired of the night shifts at the bakery on Elm Street.")])
     titles = [c.title for c in cards(vault)]
     assert not any("tired on 10 March" in t or t.endswith("so tired") for t in titles), titles
     assert any("bakery" in t for t in titles), titles  # what a feeling is about still makes its card

@@ -231,10 +231,10 @@ def _told_card(told: str, i: int, name: str) -> list[dict]:
         return []
     for title in canon.sentences(told):  # the first sentence that tells of the speaker
         title = title.rstrip(".!")
-        if name in title and _told_words(title, name) >= 2 and not (canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title)
-                                  or _JUDGED.search(title)
-                                  or _SHOWING.search(title) or _CHEER.search(title)
-                                  or _YOU_FIRST.search(re.split(r"[,;:]|\s[-–—]+\s", title)[0])):
+        if name in title and _told_words(title, name) >= 2 and not (
+                canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title) or _JUDGED.search(title)
+                or _SHOWING.search(title) or _CHEER.search(title)
+                or _YOU_FIRST.search(re.split(r"[,;:]|\s[-–—]+\s", title)[0])):
             return [_card("create", "event", title, _cut(told, 900), (name,), i)]
     return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory
 

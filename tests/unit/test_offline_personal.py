@@ -131,3 +131,14 @@ def test_this_weekday_is_the_day_of_this_week(text, future, day):
     """'this Saturday' names the Saturday of the week the turn was said in, whatever the verb's tense: a turn of
     a Tuesday that booked tickets 'for this Saturday' is not about the Saturday before."""
     assert when(text, "2026-03-10T10:00:00Z", future=future) == day
+
+
+@pytest.mark.parametrize("text,remark", [
+    ("I hear that, taking your mind off something like that is very challenging", True),  # agreement
+    ("I hear you, it's a lot", True),
+    ("I hear that the bakery on Elm Street closed", False),  # news the speaker heard, not agreement
+])
+def test_i_hear_that_agrees_only_when_nothing_follows_it(text, remark):
+    from memvault.distill.offline.personal import is_remark
+
+    assert is_remark(text, False) is remark

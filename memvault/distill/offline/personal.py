@@ -49,7 +49,8 @@ _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|m
 # Said of the other person or of the moment, not of the speaker's life.
 _REMARK = re.compile(
     r"^(?:i|we)\s*(?:(?:totally|completely|really|so|just|absolutely|definitely|too|also|can)\s+)*(?:"
-    r"agree|understand|see|know(?: what| right| how| that feeling| the feeling)|get (?:it|that|you)|hear you|"
+    r"agree|understand|see|know(?: what| right| how| that feeling| the feeling)|get (?:it|that|you)|"
+    r"hear (?:you|that(?=\s*[,.!;]))|"  # "I hear that, …" agrees; "I hear that the bakery closed" reports
     r"feel (?:you|the same|that)|appreciate|bet|hope (?:you|your|it|that|so|the)|wish (?:you|your)|"
     r"can(?:'t| not)? (?:wait to (?:see|hear)|imagine|relate|believe)|'m (?:so |really |very )?(?:sorry|glad|happy|"
     r"proud|excited|thrilled) (?:for|of|to hear|that you|you)|am (?:so |really |very )?(?:sorry|glad|happy|proud) "

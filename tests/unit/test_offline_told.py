@@ -125,3 +125,15 @@ def test_an_answer_that_opens_with_it_tells_what_was_asked_about():
     # not asked: an opening "It was …" is a remark on something said before, and stays out
     assert "poetry reading" not in cards_of("It was a poetry reading where local authors shared stories. "
                                             "I read one of my own poems there.")[0]["body"]
+
+
+def test_a_scene_of_the_moment_is_no_memory_but_what_lasts_is():
+    """What happens as the speaker types ('Biscuit is staring at me, it's walk time') makes no card; a state of
+    their life said in the same tense ('I'm looking for a new job') still does. A Chinese scene gives none either."""
+    assert cards_of("Anytime! Biscuit is staring at me, it's walk time. Talk soon!") == []
+    assert cards_of("Anytime! My cat is sleeping on my keyboard again, it is nap time. Talk soon!") == []
+    got = cards_of("I am looking for a new job in Berlin since the startup folded.")
+    assert [c["title"] for c in got] == ["Maria is looking for a new job in Berlin since the startup folded"], got
+    got = cards_of("My dog Biscuit is a terrier mix and he is two years old.")
+    assert got and "terrier mix" in got[0]["title"], got
+    assert cards_of("不客气！饼干正盯着我看呢，该遛狗了。回头聊！", name="小雨") == []

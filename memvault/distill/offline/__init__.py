@@ -159,6 +159,13 @@ _CHEER = re.compile(r"\b(?:here (?:for|to) (?:you|help|listen|cheer)|cheer(?:ing
                     r"(?:won't|will not|never) (?:give up|quit)|(?:doing|do) (?:my|his|her|their) best)\b", re.IGNORECASE)
 
 
+# A scene of the moment the speaker writes in ("Biscuit is staring at me, it's walk time", "my cat is sleeping on my
+# keyboard"): what happens as they type, not a fact of their life ("I'm looking for a job" is not one).
+_SCENE = re.compile(r"\b(?:is|are|am|'s|'re|'m)\s+(?:just\s+|now\s+|still\s+|currently\s+)?(?:staring|sitting|lying|"
+                    r"sleeping|napping|snoring|barking|meowing|begging|whining|pawing|scratching|knocking|yelling)\b|"
+                    r"\bit(?:'s| is) (?:\w+ )?time\b(?! (?:for|to|of|in|since)\b)", re.IGNORECASE)
+
+
 # Said to or of the other person ("Melanie loves how you tell your stories"): about them, not the speaker.
 _TO_YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
 
@@ -181,7 +188,7 @@ def _one_memory(said: list[dict]) -> list[dict]:
     keep = [c for c in said if c["kind"] == "state"]
     told = [c for c in said if c["kind"] != "state" and not _PHOTO_ONLY.match(c["title"])
             and not _CHEER.search(c["title"]) and not _TO_YOU.search(c["title"])
-            and not _SHOWING.search(c["title"]) and not _JUDGED.search(c["title"])
+            and not _SHOWING.search(c["title"]) and not _JUDGED.search(c["title"]) and not _SCENE.search(c["title"])
             and _substance(c["body"], c["entities"][0] if c["entities"] else "") >= MIN_WORDS]
     return keep + told[:1]
 
@@ -233,7 +240,7 @@ def _told_card(told: str, i: int, name: str) -> list[dict]:
         title = title.rstrip(".!")
         if name in title and _told_words(title, name) >= 2 and not (
                 canon.OF_IT.match(title) or _REPORTED.search(title) or _WISH.search(title) or _JUDGED.search(title)
-                or _SHOWING.search(title) or _CHEER.search(title)
+                or _SHOWING.search(title) or _CHEER.search(title) or _SCENE.search(title)
                 or _YOU_FIRST.search(re.split(r"[,;:]|\s[-–—]+\s", title)[0])):
             return [_card("create", "event", title, _cut(told, 900), (name,), i)]
     return []  # the speaker is not the subject, or says how they feel, wish or heard: no memory

@@ -85,7 +85,7 @@ def apply(run: Run, batch: list[Episode], related: list[Card], proposals: list[P
             targets = conflicts
             if not targets:
                 dup = find_duplicate(new, live(), float(run.settings.get("merge_threshold", 85)))
-                offline = run.engine == "offline"
+                offline = p.extracted or run.engine == "offline"  # a draft a review kept merges as offline
                 if dup is None and offline:  # the same fact told again, in other words
                     dup = find_same_fact(new, live())
                 if dup is not None:  # an extracted card keeps each telling's words (a model's card is whole)

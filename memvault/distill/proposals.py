@@ -65,6 +65,7 @@ class Proposal:
     old: str | None = None  # the value a change replaces ("moved from X to Y": X); code finds its card
     quote: str | None = None  # the user's words the card rests on, as the model copied them
     statement: bool = False  # a compact card (["e0", kind, statement]): held to its turn by its words
+    extracted: bool = False  # the offline engine's card (alone, or a draft a model review kept)
 
 
 # ---------------------------------------------------------------- validation

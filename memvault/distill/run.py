@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from memvault.model import Card
+from memvault.model import Card, Episode
 from memvault.vault.pages import EntityTable
 from memvault.vault.faults import crash_point  # noqa: F401 - re-exported: the distill steps' points
 from memvault.vault.store import Vault
@@ -131,4 +131,5 @@ class Run:
     engine: str = "llm"  # llm | offline
     upgrade: bool = False  # --upgrade: an LLM re-reads what only the offline engine read
     protocol: str = "write"  # the LLM's job: write cards, or review the offline engine's drafts (review.py)
+    before: dict[str, Episode] = field(default_factory=dict)  # a pending turn -> the turn before it, same session
     batch_nothing: dict[str, int] = field(default_factory=dict)  # the batch's episodes that gave no card, by why

@@ -90,12 +90,22 @@ def _settings(vault: Vault) -> Mapping[str, Any]:
     return vault.config.section("distill")
 
 
-def pending_episodes(vault: Vault, project: str | None = None) -> list[Episode]:
-    """Live episodes the journal does not list as distilled, batched per project in time order."""
+def pending_episodes(vault: Vault, project: str | None = None,
+                     before: dict[str, Episode] | None = None) -> list[Episode]:
+    """Live episodes the journal does not list as distilled, batched per project in time order. With `before`,
+    it also maps each of them to the turn before it in its session, distilled or not: a batch's first turn
+    answers a question asked there ("What did you do there?" - "We played Catan")."""
     done = distilled_ids(vault)
-    eps = [e for e in vault.episodes(problems=[]) if e.id not in done and (project is None or e.project == project)]
+    eps = [e for e in vault.episodes(problems=[]) if project is None or e.project == project]
     eps.sort(key=lambda e: (e.project, e.at, e.session, e.turn, e.id))
-    return eps
+    if before is not None:
+        last: dict[tuple[str, str], Episode] = {}
+        for e in eps:
+            prev = last.get((e.project, e.session))
+            if prev is not None and e.id not in done:
+                before[e.id] = prev
+            last[(e.project, e.session)] = e
+    return [e for e in eps if e.id not in done]
 
 
 # ---------------------------------------------------------------- the run
@@ -140,7 +150,8 @@ def distill(
             f"{start}\x1f{socket.gethostname()}".encode()).hexdigest()[:4]
         if not dry_run:
             roll_back_history_edits(vault, summary, now)
-        pending = _pending(vault, project, upgrade)
+        before: dict[str, Episode] = {}  # a pending turn -> the turn before it in its session
+        pending = _pending(vault, project, upgrade, before)
         summary.pending_before = len(pending)
         limit = int(cfg.get("max_episodes") or 0) if max_episodes is None else max_episodes
         todo = pending[:limit] if limit or max_episodes == 0 else pending
@@ -167,7 +178,7 @@ def distill(
             kinds=vault.config.kinds,
             rules=redact.compile_rules(list(vault.config.section("redact").get("deny") or [])),
             settings=cfg, model=settings.model if engine == "llm" else "offline", engine=engine, upgrade=upgrade,
-            protocol="review" if reviewing else "write",
+            protocol="review" if reviewing else "write", before=before,
         )
         size = batch_size(settings.max_output_tokens, int(cfg.get("tokens_per_episode", 320)))
         max_chars = int(cfg.get("max_episode_chars", 4000))
@@ -232,13 +243,14 @@ def _record_failure(run: Run, failure: BatchFailed, batch: list[Episode]) -> Non
     }])
 
 
-def _pending(vault: Vault, project: str | None, upgrade: bool) -> list[Episode]:
+def _pending(vault: Vault, project: str | None, upgrade: bool,
+             before: dict[str, Episode] | None = None) -> list[Episode]:
     """What this run distils: pending episodes, or with --upgrade those only the offline engine has read."""
     if upgrade:
         from memvault.distill.offline import upgrade as upgrading
 
         return upgrading.pending(vault, project)
-    return pending_episodes(vault, project)
+    return pending_episodes(vault, project, before)
 
 
 # ---------------------------------------------------------------- one batch
@@ -255,7 +267,7 @@ def propose(run: Run, batch: list[Episode], related: list[Card]) -> tuple[list[P
     return [_redact_proposal(p, run.rules) for p in proposals], usage
 
 
-def _redact_proposal(p: Proposal, rules) -> Proposal:
+def _redact_proposal(p: Proposal, rules, **changes: Any) -> Proposal:
     """What the model writes is redacted too: a model may echo or invent a secret, and cards go to disk."""
     from memvault.redact import engine as redact
 
@@ -265,7 +277,7 @@ def _redact_proposal(p: Proposal, rules) -> Proposal:
     return dataclasses.replace(
         p, title=clean(p.title), body=clean(p.body), entities=tuple(clean(e) for e in p.entities),
         subject=clean(p.subject), field=clean(p.field), value=clean(p.value), tags=tuple(clean(t) for t in p.tags),
-        old=clean(p.old), quote=clean(p.quote),
+        old=clean(p.old), quote=clean(p.quote), **changes,
     )
 
 
@@ -314,7 +326,7 @@ def _offline(run: Run, batch: list[Episode]) -> tuple[list[Card], list[Proposal]
     from memvault.distill import offline
     from memvault.distill.proposals import InvalidOutput, validate_output
 
-    data, related = offline.propose(batch, run.cards)
+    data, related = offline.propose(batch, run.cards, run.before.get(batch[0].id))
     run.batch_nothing = offline.nothing(batch, data)
     for reason, n in run.batch_nothing.items():
         run.summary.nothing[reason] = run.summary.nothing.get(reason, 0) + n
@@ -323,7 +335,7 @@ def _offline(run: Run, batch: list[Episode]) -> tuple[list[Card], list[Proposal]
     except InvalidOutput as exc:
         raise BatchFailed("invalid_output", f"batch of {len(batch)} episodes from {batch[0].id}: "
                           f"offline engine: {exc}") from None
-    return related, [_redact_proposal(p, run.rules) for p in proposals]
+    return related, [_redact_proposal(p, run.rules, extracted=True) for p in proposals]
 
 
 # ---------------------------------------------------------------- --auto and stats

@@ -190,3 +190,49 @@ def test_a_review_that_only_adds_where_it_kept_no_draft_is_checked_as_keeping_no
     s = run(vault, fake_llm)
     assert s.suspect and s.repairs["add_dropped"] >= 1
     assert any("Postgres 16" in c.title for c in cards(vault))  # the drafts come back, marked
+
+
+FRIENDS = [  # (Maya's message, Jonah's answer): more turns than a review reads at once (distill.review_episodes)
+    ("Hey Jonah! I adopted a rescue dog on Saturday, his name is Biscuit.", "No way! What breed is he?"),
+    ("He's a terrier mix, about two years old.", "Cute. How is work going?"),
+    ("I started a new job at a bakery downtown last month.", "Nice! Do you still paint?"),
+    ("I still paint landscapes on Sundays, mostly watercolors.", "Lovely. Did you do anything else this week?"),
+    ("We went to the lake with my sister and played Catan all night.", "Fun! Anything planned for the summer?"),
+    ("I adopted Biscuit, a rescue terrier, on Saturday and he already knows his name.", "Haha, smart dog."),
+]
+
+
+def _friends(root: Path) -> None:
+    from memvault.model import Episode
+    from memvault.vault import codec
+    from memvault.vault.files import append_lines
+
+    vault = Vault.open(root, {})
+    eps = [Episode(id=f"ep-20260310T18{i:02d}00Z-{i:06x}", at=f"2026-03-10T18:{i:02d}:00Z", project="friends",
+                   session="s1", turn=i + 1, user=user, assistant=reply, hash=f"sha256:{i}",
+                   source={"kind": "jsonl"}, speakers={"user": ["Maya"], "assistant": ["Jonah"]})
+           for i, (user, reply) in enumerate(FRIENDS)]
+    append_lines(vault.day_file("2026-03-10T00:00:00Z"), [codec.episode_to_line(e) for e in eps])
+
+
+def test_a_review_that_keeps_every_draft_writes_what_the_offline_engine_writes(vault, fake_llm, tmp_path):
+    """Batches of a few turns lose nothing the offline engine's one pass keeps: a batch's first turn still has the
+    question the turn before it asked (in the card's body), and a fact told again in a later batch joins its card."""
+    import shutil
+
+    _friends(vault)
+    other = tmp_path / "offline"
+    shutil.copytree(vault, other)
+    fake_llm.set_default(lambda body: json.dumps({"keep": list(drafts(body)), "add": []}))
+    s = run(vault, fake_llm)
+    assert s.calls >= 2 and not s.failed and not s.suspect  # the turns took more than one review
+    assert run(other, fake_llm, engine="offline").calls == 0
+
+    def written(root):
+        return sorted((c.title, c.body, c.episodes) for c in cards(root) if c.status == "active")
+
+    assert written(vault) == written(other)
+    bodies = " ".join(c.body for c in cards(vault))
+    assert "(Jonah asked: Did you do anything else this week?)" in bodies  # asked at the end of the first review
+    [dog] = [c for c in cards(vault) if "Biscuit" in c.title]
+    assert len(dog.episodes) == 2  # told in the first review and again in the second: one card

@@ -126,9 +126,11 @@ def find_target(st: Statement, cards: Iterable[Card], project: str) -> Card | No
     return find_holder(st.subject, st.old, cards, project)
 
 
-def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list[Card]]:
+def propose(batch: list[Episode], cards: Mapping[str, Card],
+            before: Episode | None = None) -> tuple[dict, list[Card]]:
     """The batch's cards as a model would answer them (`{"cards": [...]}`, validated by the caller with
-    cards.validate_output like any reply), and the existing cards their `target` indexes point into."""
+    cards.validate_output like any reply), and the existing cards their `target` indexes point into. `before`:
+    the turn before the batch's first in its session (the question that turn answers may stand there)."""
     proposals: list[dict] = []
     related: list[Card] = []
     project = batch[0].project
@@ -138,7 +140,7 @@ def propose(batch: list[Episode], cards: Mapping[str, Card]) -> tuple[dict, list
         for side, name, text in voices(ep):
             if name and people and not _is_zh(text):
                 text = canon.with_subject(text)
-            asked = _asked(batch, i, side)
+            asked = _asked(batch, i, side, before)
             told = _told(text, name, ep.at, bool(asked)) if people else ""
             said = [_proposal(st, ep, i, name, asked, cards, project, related, told) for st in _statements(text)]
             if name and people:
@@ -259,15 +261,15 @@ def nothing(batch: list[Episode], data: dict) -> dict[str, int]:
     return out
 
 
-def _asked(batch: list[Episode], i: int, side: str) -> str | None:
+def _asked(batch: list[Episode], i: int, side: str, before: Episode | None = None) -> str | None:
     """The question a side answers: the user's in the same turn for the assistant, the assistant's last words
     before for the user (same session), when they end in one. A reply ("Watching the meteor shower with the
     kids") often only makes sense with it ("What's your best camping memory?")."""
     ep = batch[i]
     if side == "assistant":
         other, names = ep.user, (ep.speakers or {}).get("user")
-    elif i and batch[i - 1].session == ep.session:
-        other, names = batch[i - 1].assistant, (batch[i - 1].speakers or {}).get("assistant")
+    elif (prev := batch[i - 1] if i else before) is not None and prev.session == ep.session:
+        other, names = prev.assistant, (prev.speakers or {}).get("assistant")
     else:
         return None
     q = personal.question_in(other)

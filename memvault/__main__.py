@@ -9,10 +9,15 @@ Every command's start-up and end: the collector stays off while the Typer app an
 imported (memvault.cli.app turns it on, over a frozen heap, when the command runs), and a command that only reads
 (`memvault.cli.app.ends_plainly`: --help, stats, timeline, show …) ends like a search, without the interpreter's
 tear-down (~8 ms of ~70 for `stats`, bench/startup.py).
+
+Standard output is written through `_Stdout`, whose errors name it: an OSError of a write names no file, and the
+error guards (memvault.cli.common.guard, fast.try_search, main below) took `memvault stats > /dev/full` for a
+full .memvault/ folder. They say `cannot write standard output: …` now (memvault.errors.unwritable_stdout).
 """
 
 import errno
 import gc
+import io
 import os
 import sys
 
@@ -21,6 +26,7 @@ def main() -> None:
     # A search's imports and ranking allocate many small objects that live until the process ends: the cyclic
     # collector ran several times per search for nothing (~4 ms). On again for every other command.
     gc.disable()
+    name_stdout()
     from memvault.cli.fast import try_mcp, try_search
 
     code = try_search(sys.argv[1:])
@@ -42,8 +48,38 @@ def main() -> None:
         # by memvault.cli.common. `memvault --help > /dev/full` gets one line, not a traceback.
         if exc.errno == errno.EPIPE:
             leave(0)
-        sys.stderr.write(f"memvault: cannot write the help: {exc.strerror or exc}\n")
-        leave(6 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 70)
+        from memvault.errors import MemvaultError, unwritable_stdout
+
+        found = unwritable_stdout(exc) or MemvaultError(f"cannot write the help: {exc.strerror or exc}")
+        sys.stderr.write(f"memvault: {found.message}\n")
+        leave(found.exit_code)
+
+
+class _Stdout(io.FileIO):
+    """File descriptor 1, whose write errors name it (memvault.errors.STDOUT)."""
+
+    def write(self, data):
+        try:
+            return super().write(data)
+        except OSError as exc:
+            from memvault.errors import STDOUT
+
+            exc.filename = STDOUT
+            raise
+
+
+def name_stdout() -> None:
+    """Put sys.stdout over `_Stdout`, with the encoding, error handler and buffering Python chose for it.
+    Left as it is when it is not a real file (closed: `memvault stats >&-`; replaced by a caller)."""
+    old = sys.stdout
+    try:
+        fd = old.fileno()
+        old.flush()
+    except (AttributeError, OSError, ValueError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_Stdout(fd, "w", closefd=False)), encoding=old.encoding,
+                                  errors=old.errors, newline=None if os.name == "nt" else "\n",
+                                  line_buffering=old.line_buffering, write_through=old.write_through)
 
 
 def leave(code: int) -> None:

@@ -78,6 +78,21 @@ class NoSpace(MemvaultError, code=6):
         return cls(f"no space left on {path}: free some space and run the command again")
 
 
+# The file name memvault.__main__ gives the errors of writing standard output (an OSError of a write names no
+# file): `memvault stats > /dev/full` was told the vault's .memvault/ folder was full.
+STDOUT = "standard output"
+
+
+def unwritable_stdout(exc: BaseException) -> MemvaultError | None:
+    """The one line for an error writing standard output, `cannot write standard output: No space left on
+    device`, exit 6 for a full disk (as NoSpace) and 70 for any other; None for an error of anything else.
+    A closed pipe (`| head`) is no error: the callers end quietly on BrokenPipeError before asking this."""
+    if not isinstance(exc, OSError) or exc.filename != STDOUT:
+        return None
+    message = f"cannot write {STDOUT}: {exc.strerror or type(exc).__name__}"
+    return NoSpace(message) if exc.errno in (28, 122) else MemvaultError(message)
+
+
 def no_space(exc: BaseException, where: str = "") -> NoSpace | None:
     """NoSpace for an OSError ENOSPC/EDQUOT or SQLite's "database or disk is full" (on it or what it was raised
     from), naming the file when the error does (else `where`); None for any other error."""

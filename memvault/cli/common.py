@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from memvault.choices import check_project
-from memvault.errors import MemvaultError, no_space
+from memvault.errors import MemvaultError, no_space, unwritable_stdout
 from memvault.vault.local import READ_ONLY_ERRNOS
 
 # What open_settings() returns: a vault's root and config, without the rest of a Vault.
@@ -62,8 +62,7 @@ def guard(fn):
             raise typer.Exit(130) from None
         except BrokenPipeError:
             # `memvault search x | head`: the reader went away; that is not an error of ours.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            _drop_stdout()
             raise typer.Exit(0) from None
         except OSError as exc:
             _full(exc)
@@ -82,11 +81,23 @@ def guard(fn):
 
 
 def _full(exc: BaseException) -> None:
-    """A full disk: one line naming the place, exit 6 (errors.NoSpace); returns for any other error."""
-    found = no_space(exc, where=_local_dir())
+    """Standard output that cannot be written (`> /dev/full`), or a full disk: one line naming it, exit 6 for a
+    full disk (errors.NoSpace); returns for any other error."""
+    found = unwritable_stdout(exc)
+    if found is not None:
+        _drop_stdout()
+    else:
+        found = no_space(exc, where=_local_dir())
     if found is not None:
         err(found.message)
         raise typer.Exit(found.exit_code) from None
+
+
+def _drop_stdout() -> None:
+    """Standard output failed: what is still buffered for it goes to /dev/null, not into a second error (and a
+    traceback) when the interpreter flushes it at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _local_dir() -> str:

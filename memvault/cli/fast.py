@@ -205,9 +205,9 @@ def try_search(argv: list[str]) -> int | None:
         sys.stderr.write("memvault: interrupted\n")
         return 130
     except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
-        from memvault.errors import no_space
+        from memvault.errors import no_space, unwritable_stdout
 
-        full = no_space(exc, where=os.path.join(opts.get("vault") or ".", ".memvault"))
+        full = unwritable_stdout(exc) or no_space(exc, where=os.path.join(opts.get("vault") or ".", ".memvault"))
         if full is not None:
             sys.stderr.write(f"memvault: {full.message}\n")
             return full.exit_code

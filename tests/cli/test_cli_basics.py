@@ -223,4 +223,4 @@ def test_help_into_a_full_device_is_one_line_not_a_traceback(tmp_path):
         done = subprocess.run([sys.executable, "-m", "memvault", "--help"], stdout=full, stderr=subprocess.PIPE,
                               text=True, cwd=tmp_path)
     assert done.returncode == 6, done.stderr
-    assert done.stderr.strip().splitlines() == ["memvault: cannot write the help: No space left on device"]
+    assert done.stderr.strip().splitlines() == ["memvault: cannot write standard output: No space left on device"]

@@ -1,0 +1,75 @@
+"""Standard output that cannot be written: `> /dev/full` (no space) gets one line naming standard output and exit
+6, as a full disk does; a reader that went away (EPIPE: `| head`) ends the command quietly, exit 0. Real processes
+with their stdout opened on /dev/full or on a pipe whose reader is closed; a vault holding Chinese cards and turns.
+
+Before: the error of the write named no file, so `memvault stats > /dev/full` said `no space left on
+<vault>/.memvault: free some space …`, a folder memvault had not even written to."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import DATA
+from memvault.model import Card
+from memvault.vault import codec
+
+ONE_LINE = ["memvault: cannot write standard output: No space left on device"]
+
+
+@pytest.fixture
+def filled(run, vault):
+    """Chinese and English cards (two of them in conflict) and Chinese turns; the card ids by name."""
+    ids = {
+        "rule": run.json("remember", "部署只在工作日进行", "--kind", "rule", "--project", "shop",
+                         "-e", "部署")["id"],
+        "fact": run.json("remember", "数据库备份每晚存到 NAS", "--project", "shop",
+                         "-e", "部署,数据库")["id"],
+    }
+    # Two state cards that cannot both be true, side by side as a git merge leaves them.
+    for n, value in enumerate(("第一人称", "第三人称")):
+        card = Card(id=f"c-20261101-bbb00{n}", kind="state", title=f"小说视角：{value}", project="shop",
+                    subject="小说", field="视角", value=value, created="2026-11-01T08:00:00Z",
+                    valid_from="2026-11-01", source={"kind": "remember"})
+        (vault / "cards" / "2026-11").mkdir(parents=True, exist_ok=True)
+        (vault / "cards" / "2026-11" / f"{card.id}.md").write_text(codec.card_to_text(card), encoding="utf-8")
+    run("capture", "--project", "shop", input=(DATA / "formats" / "claude-code-zh.jsonl").read_bytes())
+    return ids
+
+
+def memvault(vault, args, stdout) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), *args], stdout=stdout,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+
+
+def commands(ids) -> list[tuple[str, ...]]:
+    return [("stats",), ("stats", "--json"), ("timeline",), ("timeline", "--json"), ("show", ids["fact"]),
+            ("show", ids["fact"], "--json"), ("search", "数据库"), ("search", "数据库", "--json"),
+            ("search", "--episodes", "数据库"), ("context", "--project", "shop"),
+            ("context", "--project", "shop", "--json"), ("context", "部署", "--project", "shop"),
+            ("graph", ids["fact"]), ("graph", ids["fact"], "--json"), ("conflicts",), ("conflicts", "--json"),
+            ("doctor", "--json"), ("--help",), ("stats", "--help")]
+
+
+def test_each_reading_command_into_a_full_device_says_standard_output_in_one_line(vault, filled):
+    for args in commands(filled):
+        shown = memvault(vault, args, subprocess.PIPE)
+        assert shown.returncode == 0 and shown.stdout.strip(), (args, shown.stderr)  # it has something to write
+        with open("/dev/full", "w") as full:
+            done = memvault(vault, args, full)
+        assert (done.returncode, done.stderr.splitlines()) == (6, ONE_LINE), args
+
+
+def test_each_reading_command_into_a_closed_pipe_ends_quietly(vault, filled):
+    for args in commands(filled)[:-2]:  # (click ends --help on a closed pipe with exit 1, quietly too)
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            done = memvault(vault, args, writer)
+        finally:
+            os.close(writer)
+        assert (done.returncode, done.stderr) == (0, ""), args
+

@@ -191,6 +191,12 @@ class Vault:
         """What capture needs to stay idempotent (see memvault.vault.episodes.episode_index)."""
         return _episodes.episode_index(self)
 
+    def tally(self):
+        """The live turns counted as episodes() would give them, from a per-file cache (memvault.vault.tally)."""
+        from memvault.vault.tally import tally
+
+        return tally(self)
+
     # -- cards
     def card_files(self) -> list[Path]:
         return files_inside(self.root, "cards", ("*", "*.md"))

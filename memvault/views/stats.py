@@ -4,7 +4,6 @@ their keys come from, and how many cards have a vector."""
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,9 +14,9 @@ from memvault.vault.store import Vault
 
 
 def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
+    # The turns counted from a per-file cache (memvault.vault.tally), not parsed again: ~270 ms at 21.6k turns.
+    turns = vault.tally()
     problems: list = []
-    episodes = vault.episodes(problems=problems)
-    per_project: Counter = Counter(ep.project for ep in episodes)
     # Card counts come from the search index, refreshed from the files first (a stat per month folder when
     # nothing changed): parsing 100k cards' YAML would take ~12 s.
     with Index(vault.root, str(vault.config.section("search").get("chinese", "bigram"))) as idx:
@@ -54,10 +53,10 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
     key_env = str(llm.get("api_key_env") or "MEMVAULT_LLM_API_KEY")
     return {
         "vault": str(vault.root),
-        "episodes": len(episodes),
-        "episodes_by_project": dict(sorted(per_project.items())),
-        "newest_episode": episodes[-1].at if episodes else None,
-        "sessions": len({ep.session for ep in episodes}),
+        "episodes": turns.episodes,
+        "episodes_by_project": turns.by_project,
+        "newest_episode": turns.newest,
+        "sessions": turns.sessions,
         "cards": n_cards,
         "cards_by_status": dict(sorted(statuses.items())),
         "cards_by_project": dict(sorted(card_projects.items())),
@@ -67,8 +66,8 @@ def vault_stats(vault: Vault, env: Mapping[str, str]) -> dict[str, Any]:
         # Episodes the offline engine read and found nothing in, by why (journal lines of issue 32 on).
         "episodes_without_cards": nothing_counts(journal),
         # Derived from the journal (truth), so a vault synced from another machine counts the same.
-        "pending_episodes": sum(1 for ep in episodes if ep.id not in distilled),
-        "damaged": len(problems),
+        "pending_episodes": len(turns.ids - distilled),
+        "damaged": turns.damaged + len(problems),
         "settings_problems": [str(p) for p in vault.config.problems],
         "llm": {
             "base_url": (display_url(str(llm["base_url"]), "llm.base_url") if llm.get("base_url")

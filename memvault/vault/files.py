@@ -48,6 +48,29 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
         raise
 
 
+def read_cache(path: Path | None, key) -> dict:
+    """The `files` of a derived cache that write_cache wrote under the same `key` (a version, a digest of the
+    rules it depends on); {} when there is none, it is another key's, or it is damaged."""
+    import marshal
+
+    try:
+        data = marshal.loads(path.read_bytes()) if path is not None else {}
+        files = data["files"] if data.get("key") == key else {}
+    except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
+def write_cache(path: Path | None, key, files: dict, known: dict) -> None:
+    """Keep `files` under `key` for read_cache, when they differ from what it gave (`known`). Best effort: the
+    cache is derived, so a full disk or a folder this user cannot write only costs the next run its speed."""
+    import marshal
+
+    if files != known and path is not None:
+        with contextlib.suppress(OSError):
+            atomic_write(path, marshal.dumps({"key": key, "files": files}))
+
+
 def sync_all() -> None:
     """Flush every written file to disk (after writes made with `durable=False`)."""
     os.sync()

@@ -15,8 +15,6 @@ The files are then merged as Vault.episodes() merges them: the first line of an 
 
 from __future__ import annotations
 
-import contextlib
-import marshal
 import os
 import time
 from collections import Counter
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from memvault.model import Episode, Revoke
 from memvault.vault.episodes import records_in
-from memvault.vault.files import atomic_write
+from memvault.vault.files import read_cache, write_cache
 
 if TYPE_CHECKING:
     from memvault.vault.store import Vault
@@ -54,13 +52,7 @@ def tally(vault: "Vault") -> Tally:
     """The live turns of `vault`, counted: the day files from the cache where their key holds, the others read."""
     folder = vault.cache
     cache_path = folder / CACHE if folder else None
-    try:
-        cache = marshal.loads(cache_path.read_bytes()) if cache_path else {}
-        known = cache["files"] if isinstance(cache, dict) and cache.get("v") == _VERSION else {}
-    except (OSError, ValueError, EOFError, TypeError, KeyError):
-        known = {}
-    if not isinstance(known, dict):
-        known = {}
+    known = read_cache(cache_path, _VERSION)
     settled_before = time.time_ns() - _SETTLED_NS
     sums, keep = [], {}
     for path in vault.episode_files():
@@ -73,9 +65,7 @@ def tally(vault: "Vault") -> Tally:
         if st.st_mtime_ns < settled_before:
             keep[rel] = found
         sums.append(found)
-    if keep != known and cache_path is not None:
-        with contextlib.suppress(OSError):  # derived: a full disk or a read-only folder only costs speed
-            atomic_write(cache_path, marshal.dumps({"v": _VERSION, "files": keep}))
+    write_cache(cache_path, _VERSION, keep, known)
     return _merge(sums)
 
 

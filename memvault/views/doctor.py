@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import marshal
 import os
 import sqlite3
 from dataclasses import dataclass, field
@@ -20,7 +18,7 @@ from memvault.views.sound import Sound, Stats, cards_key
 from memvault.errors import VaultFormatError
 from memvault.vault.locate import CONFIG_NAME
 from memvault.vault.edge import files_inside, outside
-from memvault.vault.files import ends_with_newline, is_locked
+from memvault.vault.files import ends_with_newline, is_locked, read_cache, write_cache
 from memvault.vault.store import Vault, atomic_write, iter_lines, read_config
 
 
@@ -229,11 +227,7 @@ def _scan_secrets(vault: Vault, files: list[tuple[Path, str]], stat=os.stat) -> 
     key = _rules_key(vault)
     cache_dir = vault.cache
     cache_path = cache_dir / SCAN_CACHE if cache_dir else None
-    try:
-        cache = marshal.loads(cache_path.read_bytes()) if cache_path else {}
-        clean = cache["files"] if isinstance(cache, dict) and cache.get("key") == key else {}
-    except (OSError, ValueError, EOFError, TypeError, KeyError):
-        clean = {}
+    clean = read_cache(cache_path, key)
     fresh: dict[str, tuple[int, int]] = {}
     todo = []
     for path, style in files:
@@ -252,9 +246,7 @@ def _scan_secrets(vault: Vault, files: list[tuple[Path, str]], stat=os.stat) -> 
         errors.append(VaultFormatError(rel, lineno, f"secret in clear (rule {finding.rule}): "
                                        "run `memvault doctor --fix` to redact it"))
     fresh.update((rel, sig) for _path, rel, sig, _style in todo if rel not in dirty)
-    if fresh != clean and cache_path is not None:
-        with contextlib.suppress(OSError):
-            atomic_write(cache_path, marshal.dumps({"key": key, "files": fresh}))
+    write_cache(cache_path, key, fresh, clean)
     return errors
 
 

@@ -89,7 +89,7 @@ def leave(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (AttributeError, OSError, ValueError):  # (None: started with that stream closed, `>&-`)
             pass
     os._exit(code)
 

@@ -114,6 +114,8 @@ def no_match(exc, as_json: bool) -> int:
 
 
 def _write(text: str) -> None:
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nothing to write to, as click.echo does
+        return
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -73,3 +73,13 @@ def test_each_reading_command_into_a_closed_pipe_ends_quietly(vault, filled):
             os.close(writer)
         assert (done.returncode, done.stderr) == (0, ""), args
 
+
+
+def test_a_closed_stdout_is_no_traceback(vault, filled):
+    """`memvault stats >&-`: Python starts without sys.stdout; the end of a reading command flushed it anyway
+    (AttributeError: a traceback, exit 1) and search wrote to it (an internal error, exit 70). The output goes
+    nowhere, as click.echo makes it for every other command."""
+    for args in (("stats",), ("timeline",), ("search", "数据库")):
+        done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), *args],
+                              stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+        assert (done.returncode, done.stderr) == (0, ""), args

@@ -56,15 +56,22 @@ def main() -> None:
 
 
 class _Stdout(io.FileIO):
-    """File descriptor 1, whose write errors name it (memvault.errors.STDOUT)."""
+    """File descriptor 1, whose write errors name it (memvault.errors.STDOUT). After one, writes are dropped: the
+    error was raised (and reported) once, and what the buffer still holds would raise it again at exit, as a
+    traceback (`Exception ignored in: <_io.TextIOWrapper name=1>`)."""
+
+    failed = False
 
     def write(self, data):
+        if self.failed:
+            return len(data)
         try:
             return super().write(data)
         except OSError as exc:
             from memvault.errors import STDOUT
 
             exc.filename = STDOUT
+            self.failed = True
             raise
 
 

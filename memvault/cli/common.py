@@ -62,7 +62,8 @@ def guard(fn):
             raise typer.Exit(130) from None
         except BrokenPipeError:
             # `memvault search x | head`: the reader went away; that is not an error of ours.
-            _drop_stdout()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(0) from None
         except OSError as exc:
             _full(exc)
@@ -83,21 +84,10 @@ def guard(fn):
 def _full(exc: BaseException) -> None:
     """Standard output that cannot be written (`> /dev/full`), or a full disk: one line naming it, exit 6 for a
     full disk (errors.NoSpace); returns for any other error."""
-    found = unwritable_stdout(exc)
-    if found is not None:
-        _drop_stdout()
-    else:
-        found = no_space(exc, where=_local_dir())
+    found = unwritable_stdout(exc) or no_space(exc, where=_local_dir())
     if found is not None:
         err(found.message)
         raise typer.Exit(found.exit_code) from None
-
-
-def _drop_stdout() -> None:
-    """Standard output failed: what is still buffered for it goes to /dev/null, not into a second error (and a
-    traceback) when the interpreter flushes it at exit."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _local_dir() -> str:

@@ -254,7 +254,7 @@ def try_mcp(argv: list[str]) -> int | None:
     import gc
 
     gc.enable()  # off for a search's start-up (memvault.__main__); a server lives long
-    from memvault.errors import MemvaultError
+    from memvault.errors import MemvaultError, unwritable_stdout
 
     try:
         from memvault.mcp.protocol import Dispatcher
@@ -270,6 +270,10 @@ def try_mcp(argv: list[str]) -> int | None:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - same contract as cli._guard: one line, no locals
+        found = unwritable_stdout(exc)
+        if found is not None:
+            sys.stderr.write(f"memvault: {found.message}\n")
+            return found.exit_code
         sys.stderr.write(f"memvault: internal error: {type(exc).__name__} (run with --debug for the traceback)\n")
         return 70
     return 0

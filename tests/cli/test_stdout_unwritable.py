@@ -7,6 +7,7 @@ Before: the error of the write named no file, so `memvault stats > /dev/full` sa
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -83,3 +84,13 @@ def test_a_closed_stdout_is_no_traceback(vault, filled):
         done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), *args],
                               stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
         assert (done.returncode, done.stderr) == (0, ""), args
+
+
+def test_mcp_over_stdio_into_a_full_device_says_standard_output(vault):
+    """The MCP server (the Typer-free path of memvault.cli.fast) said `internal error: OSError`."""
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "测试", "version": "1"}}}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "mcp"], stdout=full,
+                              input=json.dumps(hello, ensure_ascii=False) + "\n", stderr=subprocess.PIPE, text=True)
+    assert (done.returncode, done.stderr.splitlines()) == (6, ONE_LINE)

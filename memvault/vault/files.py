@@ -48,27 +48,28 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
         raise
 
 
-def read_cache(path: Path | None, key) -> dict:
-    """The `files` of a derived cache that write_cache wrote under the same `key` (a version, a digest of the
-    rules it depends on); {} when there is none, it is another key's, or it is damaged."""
+def read_cache(path: Path | None, key, field: str = "files") -> dict:
+    """The `field` (a dict) of a derived cache that write_cache wrote under the same `key` (a version, a digest of
+    the rules it depends on); {} when there is none, it is another key's, or it is damaged."""
     import marshal
 
     try:
         data = marshal.loads(path.read_bytes()) if path is not None else {}
-        files = data["files"] if data.get("key") == key else {}
+        found = data[field] if data.get("key") == key else {}
     except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
         return {}
-    return files if isinstance(files, dict) else {}
+    return found if isinstance(found, dict) else {}
 
 
-def write_cache(path: Path | None, key, files: dict, known: dict) -> None:
-    """Keep `files` under `key` for read_cache, when they differ from what it gave (`known`). Best effort: the
-    cache is derived, so a full disk or a folder this user cannot write only costs the next run its speed."""
+def write_cache(path: Path | None, key, found: dict, known: dict, field: str = "files") -> None:
+    """Keep `found` as the `field` of a cache under `key` for read_cache, when it differs from what read_cache
+    gave (`known`). Best effort: the cache is derived, so a full disk, a folder this user cannot write or a value
+    marshal cannot hold only costs the next run its speed."""
     import marshal
 
-    if files != known and path is not None:
-        with contextlib.suppress(OSError):
-            atomic_write(path, marshal.dumps({"key": key, "files": files}))
+    if found != known and path is not None:
+        with contextlib.suppress(OSError, ValueError):
+            atomic_write(path, marshal.dumps({"key": key, field: found}))
 
 
 def sync_all() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from memvault.errors import VaultFormatError
 from memvault.model import Card
 from memvault.vault import codec
+from memvault.vault.files import read_cache, write_cache
 from memvault.vault.store import Vault, atomic_write
 
 CACHE_NAME = "doctor-cards.cache"
@@ -83,26 +84,19 @@ def conflict_lines(vault: Vault, digest: str | None, threshold: float, listed: i
                    scan) -> tuple[list[str], bool]:
     """`scan()` (doctor's conflict lines and whether it stopped before the last pair), or what the last run
     found when the card files (`digest`, read_cards), the merge threshold, the number listed (`listed`) and the
-    detector's code are the same.
-    marshal: a list of strings and a flag."""
-    import marshal
-
+    detector's code are the same. No digest (a card file too new to trust, or broken): scanned, nothing kept.
+    Kept as the `found` of a marshal cache: {'lines': a list of strings, 'more': a flag}."""
     from memvault.distill import conflicts, merge, values
 
     code = b"".join(Path(m.__file__).read_bytes() for m in (conflicts, merge, values, codec))
     key = hashlib.sha256(f"{digest}:{threshold}:{listed}".encode() + code).hexdigest() if digest else None
-    cache_path = vault.cache / CONFLICTS_NAME if vault.cache else None
-    if key and cache_path is not None:
-        try:
-            data = marshal.loads(cache_path.read_bytes())
-            if data.get("key") == key:
-                return list(data["lines"]), bool(data["more"])
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            pass  # none yet, another version's, or damaged: scan
+    cache_path = vault.cache / CONFLICTS_NAME if vault.cache and key else None
+    known = read_cache(cache_path, key, "found")  # {}: none yet, another version's, or damaged: scan
+    lines, more = known.get("lines"), known.get("more")
+    if isinstance(lines, list) and isinstance(more, bool):
+        return lines, more
     lines, more = scan()
-    if key and cache_path is not None:
-        with contextlib.suppress(OSError, ValueError):
-            atomic_write(cache_path, marshal.dumps({"key": key, "lines": lines, "more": more}))
+    write_cache(cache_path, key, {"lines": list(lines), "more": bool(more)}, known, "found")
     return lines, more
 
 

@@ -10,14 +10,13 @@ tell the next change apart), and a file with a problem or a warning is checked, 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import marshal
 import os
 import time
 from pathlib import Path
 
-from memvault.vault.store import Vault, atomic_write
+from memvault.vault.files import read_cache, write_cache
+from memvault.vault.store import Vault
 
 NAME = "doctor-files.cache"
 
@@ -41,11 +40,7 @@ class Sound:
         self.stat = stat
         self.path = vault.cache / NAME if vault.cache else None
         self.key = hashlib.sha256(b"".join(Path(f).read_bytes() for f in code)).hexdigest()
-        try:
-            data = marshal.loads(self.path.read_bytes()) if self.path else {}
-            self.known = data["files"] if data.get("key") == self.key else {}
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            self.known = {}  # none yet, another version's, or damaged: check everything
+        self.known = read_cache(self.path, self.key)  # {}: none yet, another version's, or damaged: check all
         self.checked: dict[str, tuple] = {}
         self.settled = time.time_ns() - 2_000_000_000
 
@@ -76,9 +71,7 @@ class Sound:
     def save(self, bad: set[str]) -> None:
         """Remember every file checked (or taken as sound) this run that no problem or warning names."""
         fresh = {rel: sig for rel, sig in self.checked.items() if rel not in bad}
-        if self.path is not None and fresh != self.known:
-            with contextlib.suppress(OSError, ValueError):
-                atomic_write(self.path, marshal.dumps({"key": self.key, "files": fresh}))
+        write_cache(self.path, self.key, fresh, self.known)
 
 
 def cards_key(cards: list, where: dict[str, tuple | None]) -> str | None:

@@ -123,3 +123,72 @@ def test_sound_files_are_read_again_only_when_they_or_their_cards_change(vault):
     path.write_text(path.read_text(encoding="utf-8").replace("10.0.0.5", "10.0.0.9"), encoding="utf-8")
     _age(path, 5)
     assert any(p.startswith("entities/nas.md") and "out of date" in p for p in check_vault(v).problems)
+
+
+def _damaged(good: bytes, key: str, field: str) -> list[bytes]:
+    """What a damaged cache file can hold: bytes that are no marshal, a cut file, marshal of another shape, the
+    right key over a value of another shape."""
+    import marshal
+
+    return [b"\x00 not marshal", good[:-7], marshal.dumps([key]), marshal.dumps({"key": key, field: [1, 2]}),
+            marshal.dumps({"key": key})]
+
+
+def test_a_damaged_sound_files_cache_is_ignored_and_rewritten(vault):
+    """.memvault/doctor-files.cache damaged: the files it would spare are read again (a same-stat conflict marker
+    it would have hidden is reported), and the cache is written again, whole."""
+    import marshal
+
+    from memvault.model import Episode
+    from memvault.vault import codec
+
+    write(vault, card("c-20250101-aaaa", "备份每晚两点运行", "每天备份。", project="home"))
+    day = vault / "episodes" / "2025" / "01" / "2025-01-01.jsonl"
+    day.parent.mkdir(parents=True, exist_ok=True)
+    line = codec.episode_to_line(Episode(id="ep-1", at="2025-01-01T10:00:00Z", project="home", session="s-1",
+                                         turn=0, user="When does the backup run?", assistant="两点", hash="0" * 16))
+    day.write_text(line + "\n" + line + "\n", encoding="utf-8")
+    for path in [day, *(vault / "cards").rglob("*.md")]:
+        _age(path)
+    v = Vault.open(vault, {})
+    assert check_vault(v).problems == []
+    cache = vault / ".memvault" / "doctor-files.cache"
+    good = marshal.loads(cache.read_bytes())
+    assert "episodes/2025/01/2025-01-01.jsonl" in good["files"]
+    st = os.stat(day)
+    raw = line.encode()
+    marked = raw + b"\n" + (b"<<<<<<< HEAD " + b"x" * len(raw))[:len(raw)] + b"\n"
+    day.write_bytes(marked)
+    os.utime(day, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert check_vault(v).problems == []  # the cache stands for the file: unread
+    for bad in _damaged(cache.read_bytes(), good["key"], "files"):
+        cache.write_bytes(bad)
+        assert any("2025-01-01.jsonl" in p and "git conflict marker" in p for p in check_vault(v).problems)
+        again = marshal.loads(cache.read_bytes())
+        assert again["key"] == good["key"]
+        assert set(again["files"]) == set(good["files"]) - {"episodes/2025/01/2025-01-01.jsonl"}
+
+
+def test_a_damaged_conflicts_cache_is_ignored_and_rewritten(vault):
+    """.memvault/doctor-conflicts.cache damaged: the conflicts are scanned again, the same lines come out, and the
+    cache is written again. Cards changed in the last two seconds: scanned, and no cache is kept."""
+    import marshal
+
+    write(vault, card("c-20261101-aaa001", "Shop database engine: Postgres", kind="state", project="shop",
+                      subject="shop database", field="engine", value="Postgres", source={"kind": "remember"}),
+          card("c-20261102-aaa002", "Shop database engine: SQLite", kind="state", project="shop",
+               subject="shop database", field="engine", value="SQLite", source={"kind": "remember"}))
+    v = Vault.open(vault, {})
+    cache = vault / ".memvault" / parsed.CONFLICTS_NAME
+    first = check_vault(v).conflict_lines
+    assert len(first) == 2 and not cache.exists()  # the card files are too new to trust
+    for p in (vault / "cards").rglob("*.md"):
+        _age(p)
+    assert check_vault(v).conflict_lines == first
+    good = marshal.loads(cache.read_bytes())
+    assert good["found"] == {"lines": first, "more": False}
+    for bad in _damaged(cache.read_bytes(), good["key"], "found") + [
+            marshal.dumps({"key": good["key"], "found": {"lines": "c-1", "more": 1}})]:
+        cache.write_bytes(bad)
+        assert check_vault(v).conflict_lines == first
+        assert marshal.loads(cache.read_bytes()) == good

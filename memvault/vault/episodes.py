@@ -1,14 +1,12 @@
 """Episode files read back: records, the capture index (EpisodeIndex, cached), lookups by id, revocations.
 
-Reads only; the one write is the derived cache .memvault/episodes.cache (through files.atomic_write). The
+Reads only; the one write is the derived cache .memvault/episodes.cache (through files.write_cache). The
 Vault class (memvault.vault.store) exposes these as methods; they take the vault as their first argument.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import marshal
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.errors import VaultFormatError
 from memvault.model import Episode, Revoke
 from memvault.vault import codec
-from memvault.vault.files import atomic_write, ends_with_newline, iter_lines
+from memvault.vault.files import ends_with_newline, iter_lines, read_cache, write_cache
 
 if TYPE_CHECKING:
     from memvault.vault.store import Vault
@@ -92,27 +90,25 @@ def episodes_by_id(vault: "Vault", ids) -> tuple[dict[str, Episode], dict[str, s
     return found, revoked
 
 
-def episode_index(vault: "Vault") -> "EpisodeIndex":
+def episode_index(vault: "Vault", trust_cache: bool = True) -> "EpisodeIndex":
     """What capture needs to stay idempotent, read incrementally: day files only grow, so a cached file
-    whose size grew is read from its old end; any other change re-reads that file."""
+    whose size grew is read from its old end; any other change re-reads that file. A cache that is damaged,
+    another version's or holds an entry of another shape counts for nothing there: that file (for a bad entry)
+    or every file is read again, and the cache rewritten."""
     cache_dir = vault.cache
     cache_path = cache_dir / "episodes.cache" if cache_dir else None
-    try:
-        cache = marshal.loads(cache_path.read_bytes()) if cache_path else {}
-        if cache.get("v") != _CACHE_VERSION:
-            cache = {}
-    except (OSError, ValueError, EOFError, TypeError):
-        cache = {}
-    files = cache.get("files", {})
+    files = read_cache(cache_path, _CACHE_VERSION) if trust_cache else {}
     fresh: dict[str, Any] = {}
     for path in vault.episode_files():
         rel = vault.rel(path)
         st = path.stat()
         old = files.get(rel)
-        if old and old["size"] == st.st_size and old["mtime"] == st.st_mtime_ns:
+        if not _sound_entry(old):
+            old = None  # a damaged entry: the file is read again, whole
+        elif old["size"] == st.st_size and old["mtime"] == st.st_mtime_ns:
             fresh[rel] = old
             continue
-        start = old["size"] if old and st.st_size > old["size"] and old.get("clean_end") else 0
+        start = old["size"] if old and st.st_size > old["size"] and old["clean_end"] else 0
         entries = list(old["entries"]) if start else []
         revoked = list(old["revoked"]) if start else []
         for rec in _records_from(vault, path, start):
@@ -123,11 +119,21 @@ def episode_index(vault: "Vault") -> "EpisodeIndex":
                 revoked.extend(rec.ids)
         fresh[rel] = {"size": st.st_size, "mtime": st.st_mtime_ns, "entries": entries,
                       "revoked": revoked, "clean_end": ends_with_newline(path)}
-    new_cache = {"v": _CACHE_VERSION, "files": fresh}
-    if fresh != files and cache_path is not None:
-        with contextlib.suppress(OSError):
-            atomic_write(cache_path, marshal.dumps(new_cache))
-    return EpisodeIndex.build(fresh.values())
+    try:
+        index = EpisodeIndex.build(fresh.values())
+    except (TypeError, ValueError):
+        if not trust_cache:
+            raise
+        return episode_index(vault, trust_cache=False)
+    write_cache(cache_path, _CACHE_VERSION, fresh, files)
+    return index
+
+
+def _sound_entry(entry) -> bool:
+    """Whether a cached file entry has the shape episode_index writes (a damaged cache can hold anything)."""
+    return (isinstance(entry, dict) and type(entry.get("size")) is int and type(entry.get("mtime")) is int
+            and isinstance(entry.get("entries"), list) and isinstance(entry.get("revoked"), list)
+            and type(entry.get("clean_end")) is bool)
 
 
 def _records_from(vault: "Vault", path: Path, offset: int):

@@ -247,3 +247,37 @@ def test_a_short_reply_alone_never_places_a_log_in_another_chat(vault):
     assert len(mine) == 1 and mine[0]["session"] != "shop"
     again = _run(vault, tail, fmt="sillytavern")  # the same tail again: its own "ok", with its answer
     assert (again.new, again.already, again.revoked) == (0, 1, 0)
+
+
+def test_a_damaged_or_foreign_episode_cache_is_ignored_and_rewritten(vault):
+    """.memvault/episodes.cache only spares capture a re-read of the day files: whatever is in it (bytes that are no
+    marshal, a cut file, another version's, entries of another shape, an entry that claims a day file holds no
+    turns), capture still finds every stored turn, stores none twice, and writes the cache again whole."""
+    import marshal
+    import os
+
+    from memvault.vault import episodes
+
+    said = [("user", "which queue do we keep?"), ("assistant", "redis"),
+            ("user", "数据库用哪个？"), ("assistant", "先用 SQLite")]
+    log = _jsonl(*[{"role": role, "content": text, "session": "c", "ts": f"2026-11-0{i // 2 + 1}T08:00:00Z"}
+                   for i, (role, text) in enumerate(said)])
+    assert _run(vault, log).new == 2
+    assert _run(vault, log).already == 2  # the first capture found no day file to remember; this one keeps them
+    cache = vault / ".memvault" / "episodes.cache"
+    good = marshal.loads(cache.read_bytes())
+    files = good["files"]
+    assert good["key"] == episodes._CACHE_VERSION and len(files) == 2
+    day = next(iter(files))
+    st = os.stat(vault / day)
+    empty = {"size": st.st_size, "mtime": st.st_mtime_ns, "entries": [], "revoked": [], "clean_end": True}
+    for bad in (b"not marshal at all", cache.read_bytes()[:-9], marshal.dumps([1, 2]),
+                marshal.dumps({"v": episodes._CACHE_VERSION, "files": {d: empty for d in files}}),  # the old layout
+                marshal.dumps({"key": episodes._CACHE_VERSION - 1, "files": {d: empty for d in files}}),
+                marshal.dumps({"key": episodes._CACHE_VERSION, "files": {day: "junk"}}),
+                marshal.dumps({"key": episodes._CACHE_VERSION, "files": {day: dict(empty, entries=[("ep-x",)])}})):
+        cache.write_bytes(bad)
+        again = _run(vault, log)
+        assert (again.new, again.already, again.revoked, again.problems) == (0, 2, 0, [])
+        assert marshal.loads(cache.read_bytes()) == good
+    assert len(_lines(vault)) == 2

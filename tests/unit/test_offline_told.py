@@ -137,3 +137,11 @@ def test_a_scene_of_the_moment_is_no_memory_but_what_lasts_is():
     got = cards_of("My dog Biscuit is a terrier mix and he is two years old.")
     assert got and "terrier mix" in got[0]["title"], got
     assert cards_of("不客气！饼干正盯着我看呢，该遛狗了。回头聊！", name="小雨") == []
+
+
+def test_a_title_starts_at_the_news_not_at_the_turn_taking_words():
+    """'On another note,' and 'Speaking of which,' lead into what the speaker tells: the title keeps it off."""
+    got = cards_of("On another note, I just upgraded my desk setup at home with a standing desk.")
+    assert got and got[0]["title"].startswith("Maria just upgraded Maria's desk setup"), got
+    got = cards_of("Speaking of which, I just finished my first half marathon in Lisbon last Sunday!")
+    assert got and got[0]["title"].startswith("Maria just finished Maria's first half marathon in Lisbon"), got

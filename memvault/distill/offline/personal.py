@@ -41,7 +41,8 @@ _LEAD = re.compile(
 _LEAD_TITLE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|oh|wow|aw+|ah|thanks|thank you|congrats|yeah|yes|yep|ok|okay|haha|lol)"
     r"(?:,?\s+[A-Z][\w'-]+)?\s*[,!.]\s*|(?:so|and|but|also|oh|well|actually|honestly|anyway|btw|by the way|"
-    r"guess what|funny enough|plus|random|(?:great|good|big|exciting|some) news|quick note|"
+    r"guess what|funny enough|plus|random|(?:great|good|big|exciting|some) news|quick note|sure(?=[,!.])|anyways|"
+    r"on (?:another|a (?:different|side|lighter|related|happier)) note|speaking of (?:which|that)|in other news|"
     r"long time no (?:see|talk|chat)|" + _SINCE + r"|" + _TELL_YOU + r")"
     r"\s*[,:!-]?\s+)+", _I)
 _FIRST = re.compile(r"^(?:i|i'm|i've|i'd|i'll|im|ive|we|we're|we've|we'd|we'll|me and|my|our|"

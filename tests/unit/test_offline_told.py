@@ -145,3 +145,17 @@ def test_a_title_starts_at_the_news_not_at_the_turn_taking_words():
     assert got and got[0]["title"].startswith("Maria just upgraded Maria's desk setup"), got
     got = cards_of("Speaking of which, I just finished my first half marathon in Lisbon last Sunday!")
     assert got and got[0]["title"].startswith("Maria just finished Maria's first half marathon in Lisbon"), got
+
+
+def test_thanks_and_support_for_the_other_person_are_no_memory_but_a_fact_with_your_stays():
+    for text in ("I believe in your power to make a positive difference, John!",
+                 "I'll be right by your side, John. Setbacks are tough.",
+                 "I'm really grateful for your help with staying motivated these weeks.",
+                 "Keep me posted on how your campaign is going!",
+                 "Thanks for letting me join your journey, it has been so inspiring."):
+        assert cards_of(text) == [], text
+    got = cards_of("I made your lasagna recipe for my book club last night and everyone loved it.")
+    assert got and "lasagna" in got[0]["title"], got
+    for text in ("我相信你一定能做出改变，阿杰！", "真的很感谢你这几周一直帮我保持动力。"):  # the Chinese path agrees
+        assert cards_of(text, name="小雨") == [], text
+    assert "千层面" in cards_of("我上周末给读书会做了你的千层面，大家都很喜欢。", name="小雨")[0]["title"]

@@ -158,7 +158,12 @@ _PHOTO_ONLY = re.compile(r"^\S+(?: \S+)? shared a photo of ")
 # Cheer and encouragement said to the other person: never a memory ("Always here to cheer you on").
 _CHEER = re.compile(r"\b(?:here (?:for|to) (?:you|help|listen|cheer)|cheer(?:ing)? (?:you|u) on|proud of (?:you|u)|"
                     r"(?:you|u)(?:'ve| have) got this|you can do it|rooting for (?:you|u)|keep (?:it|going|pushing)|"
-                    r"(?:won't|will not|never) (?:give up|quit)|(?:doing|do) (?:my|his|her|their) best)\b", re.IGNORECASE)
+                    r"(?:won't|will not|never) (?:give up|quit)|(?:doing|do) (?:my|his|her|their) best|"
+                    # thanks and support for the other person ("Maria believes in your power", "Gina will be
+                    # right by your side", "Jon is grateful for your help", "Keep Maria posted on how your…")
+                    r"believes? in (?:you|your)|by your side|your (?:help|support|kindness|advice|encouragement)|"
+                    r"keep (?:\w+ )?posted|(?:grateful|thankful) for (?:you|your)|^for (?:letting|being|sharing|all))\b",
+                    re.IGNORECASE)
 
 
 # A scene of the moment the speaker writes in ("Biscuit is staring at me, it's walk time", "my cat is sleeping on my

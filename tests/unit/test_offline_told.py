@@ -159,3 +159,13 @@ def test_thanks_and_support_for_the_other_person_are_no_memory_but_a_fact_with_y
     for text in ("我相信你一定能做出改变，阿杰！", "真的很感谢你这几周一直帮我保持动力。"):  # the Chinese path agrees
         assert cards_of(text, name="小雨") == [], text
     assert "千层面" in cards_of("我上周末给读书会做了你的千层面，大家都很喜欢。", name="小雨")[0]["title"]
+
+
+def test_a_title_is_the_news_not_the_words_that_herald_it():
+    got = cards_of("Some pretty cool stuff happened since we talked. I opened a second pottery studio in Lisbon!")
+    assert [c["title"] for c in got] == ["Maria opened a second pottery studio in Lisbon"], got
+    assert got[0]["body"].startswith("Some pretty cool stuff happened")  # the body keeps the message as said
+    got = cards_of("Something not so great happened last week: my car broke down on the highway to Porto.")
+    assert got and "car broke down" in got[0]["title"], got
+    got = cards_of("上次聊完之后发生了好多事。我在里斯本开了第二家陶艺工作室！", name="小雨")  # Chinese already did
+    assert [c["title"] for c in got] == ["小雨在里斯本开了第二家陶艺工作室"], got

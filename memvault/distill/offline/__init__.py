@@ -166,6 +166,13 @@ _CHEER = re.compile(r"\b(?:here (?:for|to) (?:you|help|listen|cheer)|cheer(?:ing
                     re.IGNORECASE)
 
 
+# What heralds news without telling it ("Some pretty cool stuff happened since we talked", "Something not so great
+# happened"): a card's title is the news that follows when there is any (the body keeps the whole message).
+_ANNOUNCE = re.compile(r"^(?:[^:]{1,40}: )?(?:something|some (?:\w+ ){0,2}(?:stuff|things|news)|a lot(?:'s)?|lots|"
+                       r"so much)\b(?:\s+\w+){0,4}?\s+(?:happened|has happened|has been going on|been going on|"
+                       r"going on|to share|to tell)\b", re.IGNORECASE)
+
+
 # A scene of the moment the speaker writes in ("Biscuit is staring at me, it's walk time", "my cat is sleeping on my
 # keyboard"): what happens as they type, not a fact of their life ("I'm looking for a job" is not one).
 _SCENE = re.compile(r"\b(?:is|are|am|'s|'re|'m)\s+(?:just\s+|now\s+|still\s+|currently\s+)?(?:staring|sitting|lying|"
@@ -193,6 +200,7 @@ def _one_memory(said: list[dict]) -> list[dict]:
     first statement's title; a photo shown with nothing said is no memory; a state change stays a card of its
     own (it supersedes)."""
     keep = [c for c in said if c["kind"] == "state"]
+    said = sorted(said, key=lambda c: bool(_ANNOUNCE.search(c["title"])))  # the news first, its herald last
     told = [c for c in said if c["kind"] != "state" and not _PHOTO_ONLY.match(c["title"])
             and not _CHEER.search(c["title"]) and not _TO_YOU.search(c["title"])
             and not _SHOWING.search(c["title"]) and not _JUDGED.search(c["title"]) and not _SCENE.search(c["title"])

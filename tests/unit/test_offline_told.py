@@ -169,3 +169,15 @@ def test_a_title_is_the_news_not_the_words_that_herald_it():
     assert got and "car broke down" in got[0]["title"], got
     got = cards_of("上次聊完之后发生了好多事。我在里斯本开了第二家陶艺工作室！", name="小雨")  # Chinese already did
     assert [c["title"] for c in got] == ["小雨在里斯本开了第二家陶艺工作室"], got
+
+
+def test_a_chinese_year_or_week_is_said_as_a_year_or_a_week_as_in_english():
+    """'明年' is 2024, not January 2024; '上周' is the week of Monday 15 May, not that Monday."""
+    from memvault.distill.offline.canon import canonical
+
+    at = "2023-05-25T13:00:00Z"
+    assert canonical("我打算明年去东京留学。", "小雨", at, True, future=True) == "小雨打算2024年去东京留学。"
+    assert canonical("I plan to study in Tokyo next year.", "Maria", at, False, future=True).endswith("in 2024.")
+    assert canonical("我上周去了南京。", "小雨", at, True) == "小雨2023年5月15日那一周去了南京。"
+    assert "in the week of 15 May 2023" in canonical("I went to Nanjing last week.", "Maria", at, False)
+    assert canonical("我下个月去东京。", "小雨", at, True, future=True) == "小雨2023年6月去东京。"

@@ -94,8 +94,9 @@ def _spaced(name: str, text: str, start: int, end: int) -> str:
 
 
 def _phrase(day: date, name: str, zh: bool) -> str:
-    if zh:
-        return f"{day.year}年{day.month}月" + ("" if name in ("month", "year") else f"{day.day}日")
+    if zh:  # as the English below: a year names no month ("明年" -> "2024年"), a week is the week of its Monday
+        return (f"{day.year}年" if name == "year" else f"{day.year}年{day.month}月" if name == "month"
+                else f"{day.year}年{day.month}月{day.day}日" + ("那一周" if name == "week" else ""))
     month = _MONTH_NAMES[day.month - 1]
     if name == "month":
         return f"in {month} {day.year}"

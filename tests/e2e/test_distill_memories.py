@@ -211,3 +211,18 @@ def test_a_change_of_state_in_japanese_or_spanish_supersedes_the_card_that_held_
     done = cli(root, "conflicts", "--json")
     assert done.returncode in (0, 1), done.stderr
     assert json.loads(done.stdout or "{}").get("conflicts", []) == []
+
+
+def test_turns_in_a_script_no_table_reads_are_counted_as_unread_not_as_saying_nothing(tmp_path):
+    """Russian, Arabic or Greek turns give no card offline (no table reads them); the run says why, so a person
+    knows a model would read them, instead of 'no statement found'."""
+    root = vault(tmp_path)
+    text = chat([("Мы решили перейти с MySQL на PostgreSQL в следующем месяце.", "Хорошо, подготовлю план."),
+                 ("قررنا استخدام PostgreSQL بدلا من MySQL في المشروع.", "حسنا."),
+                 ("Αποφασίσαμε να χρησιμοποιήσουμε PostgreSQL.", "Εντάξει."),
+                 ("谢谢你今天陪我聊了这么久，真的很开心，我们明天再聊吧！", "好的，明天见！")])
+    assert cli(root, "capture", "--format", "jsonl", "--project", "p", stdin=text).returncode == 0
+    done = cli(root, "distill", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["nothing"] == {"unread_language": 3, "no_statement": 1}
+    assert "3 turns are in a language the offline engine does not read" in done.stderr

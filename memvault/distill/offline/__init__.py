@@ -270,7 +270,7 @@ def nothing(batch: list[Episode], data: dict) -> dict[str, int]:
         if i in used:
             continue
         texts = [t for _side, _name, t in voices(ep) if t.strip()]
-        out["unread_language" if texts and all(anylang.unread(t) for t in texts) else "no_statement"] += 1
+        out["unread_language" if texts and all(anylang.unreadable(t) for t in texts) else "no_statement"] += 1
     return out
 
 

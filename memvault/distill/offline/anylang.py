@@ -139,6 +139,20 @@ def unread(text: str) -> bool:
     return other >= 2 and other > 2 * sum(w in _ENGLISH for w in words)
 
 
+# Scripts no cue table reads at all (Cyrillic, Greek, Armenian, Hebrew, Arabic, the Indic scripts, Thai, Lao,
+# Georgian, Ethiopic, Cherokee): a turn written in one is counted as unread, not as one that stated nothing.
+_OTHER_SCRIPT = re.compile(r"[\u0370-\u03ff\u0400-\u052f\u0530-\u08ff\u0900-\u0dff\u0e00-\u0eff\u10a0-\u10ff"
+                           r"\u1200-\u13ff]")
+
+
+def unreadable(text: str) -> bool:
+    """unread(), or most of the text's letters are in a script no table reads: why a turn gave no card."""
+    if unread(text):
+        return True
+    letters = sum(ch.isalpha() for ch in text)
+    return letters > 0 and 2 * len(_OTHER_SCRIPT.findall(text)) > letters
+
+
 def _asian(text: str) -> bool:
     return bool(_HANGUL_KANA.search(text) or re.search(r"[\u4e00-\u9fff]", text))
 

@@ -97,15 +97,21 @@ def pending_episodes(vault: Vault, project: str | None = None,
     answers a question asked there ("What did you do there?" - "We played Catan")."""
     done = distilled_ids(vault)
     eps = [e for e in vault.episodes(problems=[]) if project is None or e.project == project]
-    eps.sort(key=lambda e: (e.project, e.at, e.session, e.turn, e.id))
-    if before is not None:
+    pending = [e for e in eps if e.id not in done]
+    pending.sort(key=_order)
+    if before is not None and pending:
+        sessions = {(e.project, e.session) for e in pending}
         last: dict[tuple[str, str], Episode] = {}
-        for e in eps:
+        for e in sorted((e for e in eps if (e.project, e.session) in sessions), key=_order):
             prev = last.get((e.project, e.session))
             if prev is not None and e.id not in done:
                 before[e.id] = prev
             last[(e.project, e.session)] = e
-    return [e for e in eps if e.id not in done]
+    return pending
+
+
+def _order(e: Episode) -> tuple:
+    return e.project, e.at, e.session, e.turn, e.id
 
 
 # ---------------------------------------------------------------- the run

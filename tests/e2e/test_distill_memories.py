@@ -107,21 +107,25 @@ def test_a_two_person_chat_gives_memories_not_copied_sentences(tmp_path):
     assert str(got[0]["valid_from"]) == "2023-05-07"
 
 
-def test_turns_that_give_nothing_are_counted_and_said_with_their_reason(tmp_path):
-    root = vault(tmp_path)
-    text = chat([("Merci beaucoup, c'est parfait pour aujourd'hui.", "Avec plaisir."),
-                 ("안녕하세요, 오늘 날씨가 좋네요.", "네, 정말 좋네요."),
-                 ("On part sur FastAPI pour l'API, pas Flask.", "Compris."),
-                 ("Thanks, see you tomorrow!", "Bye!")])
-    assert cli(root, "capture", "--format", "jsonl", "--project", "p", stdin=text).returncode == 0
+def distilled(root, turns):
+    """Capture `turns` and distil them: (the run's JSON summary, its stderr)."""
+    assert cli(root, "capture", "--format", "jsonl", "--project", "p", stdin=chat(turns)).returncode == 0
     done = cli(root, "distill", "--json")
     assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)
+    return json.loads(done.stdout), done.stderr
+
+
+def test_turns_that_give_nothing_are_counted_and_said_with_their_reason(tmp_path):
+    root = vault(tmp_path)
+    summary, stderr = distilled(root, [("Merci beaucoup, c'est parfait pour aujourd'hui.", "Avec plaisir."),
+                                       ("안녕하세요, 오늘 날씨가 좋네요.", "네, 정말 좋네요."),
+                                       ("On part sur FastAPI pour l'API, pas Flask.", "Compris."),
+                                       ("Thanks, see you tomorrow!", "Bye!")])
     assert summary["nothing"] == {"unread_language": 2, "no_statement": 1}, summary
     assert summary["cards"]["created"] == 1
     # said even in a pipe (cron's mail): the fix is a setting away
-    assert "2 turns are in a language the offline engine does not read" in done.stderr
-    assert "distill --upgrade" in done.stderr and "llm.base_url" in done.stderr
+    assert "2 turns are in a language the offline engine does not read" in stderr
+    assert "distill --upgrade" in stderr and "llm.base_url" in stderr
     stats = json.loads(cli(root, "stats", "--json").stdout)
     assert stats["episodes_without_cards"] == {"unread_language": 2, "no_statement": 1}
     doctor = cli(root, "doctor")
@@ -216,13 +220,10 @@ def test_a_change_of_state_in_japanese_or_spanish_supersedes_the_card_that_held_
 def test_turns_in_a_script_no_table_reads_are_counted_as_unread_not_as_saying_nothing(tmp_path):
     """Russian, Arabic or Greek turns give no card offline (no table reads them); the run says why, so a person
     knows a model would read them, instead of 'no statement found'."""
-    root = vault(tmp_path)
-    text = chat([("Мы решили перейти с MySQL на PostgreSQL в следующем месяце.", "Хорошо, подготовлю план."),
-                 ("قررنا استخدام PostgreSQL بدلا من MySQL في المشروع.", "حسنا."),
-                 ("Αποφασίσαμε να χρησιμοποιήσουμε PostgreSQL.", "Εντάξει."),
-                 ("谢谢你今天陪我聊了这么久，真的很开心，我们明天再聊吧！", "好的，明天见！")])
-    assert cli(root, "capture", "--format", "jsonl", "--project", "p", stdin=text).returncode == 0
-    done = cli(root, "distill", "--json")
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["nothing"] == {"unread_language": 3, "no_statement": 1}
-    assert "3 turns are in a language the offline engine does not read" in done.stderr
+    summary, stderr = distilled(vault(tmp_path), [
+        ("Мы решили перейти с MySQL на PostgreSQL в следующем месяце.", "Хорошо, подготовлю план."),
+        ("قررنا استخدام PostgreSQL بدلا من MySQL في المشروع.", "حسنا."),
+        ("Αποφασίσαμε να χρησιμοποιήσουμε PostgreSQL.", "Εντάξει."),
+        ("谢谢你今天陪我聊了这么久，真的很开心，我们明天再聊吧！", "好的，明天见！")])
+    assert summary["nothing"] == {"unread_language": 3, "no_statement": 1}, summary
+    assert "3 turns are in a language the offline engine does not read" in stderr

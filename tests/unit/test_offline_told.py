@@ -181,3 +181,19 @@ def test_a_chinese_year_or_week_is_said_as_a_year_or_a_week_as_in_english():
     assert canonical("我上周去了南京。", "小雨", at, True) == "小雨2023年5月15日那一周去了南京。"
     assert "in the week of 15 May 2023" in canonical("I went to Nanjing last week.", "Maria", at, False)
     assert canonical("我下个月去东京。", "小雨", at, True, future=True) == "小雨2023年6月去东京。"
+
+
+def test_a_time_that_is_the_subject_is_named_not_turned_into_an_adverb():
+    """'Last week was wild' is 'The week of 19 June 2023 was wild', not 'In the week of 19 June 2023 was wild'."""
+    from memvault.distill.offline.canon import canonical
+
+    at = "2023-06-30T13:00:00Z"
+    assert canonical("Last week was wild, I got noticed by fashion editors.", "Gina", at, False) == \
+        "The week of 19 June 2023 was wild, Gina got noticed by fashion editors."
+    assert canonical("Last weekend was so much fun!", "Gina", at, False) == "The weekend of 24 June 2023 was so much fun!"
+    assert canonical("Yesterday was amazing.", "Gina", at, False) == "29 June 2023 was amazing."
+    assert canonical("Hi! Last year was tough for my family.", "Gina", at, False) == "Hi! 2022 was tough for Gina's family."
+    # an adverb stays one, and starts its sentence with a capital
+    assert canonical("Last week I went to Rome.", "Gina", at, False) == "In the week of 19 June 2023 Gina went to Rome."
+    assert canonical("Hi! Last week I went to Rome.", "Gina", at, False) == "Hi! In the week of 19 June 2023 Gina went to Rome."
+    assert canonical("I went to Rome last week.", "Gina", at, False) == "Gina went to Rome in the week of 19 June 2023."

@@ -132,7 +132,18 @@ def absolute_dates(text: str, at: str | None, future: bool = False) -> str:
         return text  # a habit ("every Wednesday", "每周三") names no day
     if not zh:
         lead = re.sub(r"\b(?:on|in|during|over|at)\s+$", "", lead, flags=_I)  # "on last Friday" reads once
-    return lead + _phrase(day, grain, zh) + text[end:]
+        if _NAMED_TIME.match(text[end:]) and (not lead.strip(" \"'(") or re.search(r"[.!?]\s+$", lead)):
+            # the time is the subject ("Last week was wild"): a name for it, not "In the week of … was wild"
+            said = "the weekend of" + _phrase(day, "day", zh)[2:] if name == "weekend" else _phrase(day, grain, zh)
+            said = re.sub(r"^(?:in|on) ", "", said)
+            return lead + said[0].upper() + said[1:] + text[end:]
+    said = _phrase(day, grain, zh)
+    if re.search(r"[.!?]\s+$", lead):  # a sentence's first words ("Hi! Last week I…" -> "Hi! In the week of…")
+        said = said[0].upper() + said[1:]
+    return lead + said + text[end:]
+
+
+_NAMED_TIME = re.compile(r"\s*(?:was|is|has been|had been|'s been|will be|were)\b", _I)
 
 
 _CAP = re.compile(r"^[a-z]")

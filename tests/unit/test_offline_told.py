@@ -197,3 +197,17 @@ def test_a_time_that_is_the_subject_is_named_not_turned_into_an_adverb():
     assert canonical("Last week I went to Rome.", "Gina", at, False) == "In the week of 19 June 2023 Gina went to Rome."
     assert canonical("Hi! Last week I went to Rome.", "Gina", at, False) == "Hi! In the week of 19 June 2023 Gina went to Rome."
     assert canonical("I went to Rome last week.", "Gina", at, False) == "Gina went to Rome in the week of 19 June 2023."
+
+
+def test_a_relative_date_in_a_work_turn_is_written_as_its_day_in_the_title():
+    """Dev talk has no named speaker, and its cards are read months later: '上周' and 'yesterday' are days."""
+    def titles(text):
+        ep = Episode(id="ep-1", at="2026-04-02T09:12:00Z", project="p", session="1", turn=1, user=text,
+                     assistant="ok", source={"kind": "claude-code"})
+        return [c["title"] for c in offline.propose([ep], {})[0]["cards"]]
+
+    assert titles("上周压测发现 Redis 只是为了告警队列才跑的，多一个服务就多一份运维。") == \
+        ["2026年3月23日那一周压测发现 Redis 只是为了告警队列才跑的，多一个服务就多一份运维"]
+    assert titles("Yesterday we decided to move the backups to Backblaze B2.") == \
+        ["On 1 April 2026 we decided to move the backups to Backblaze B2"]
+    assert titles("We will ship the beta next Friday.") == ["We will ship the beta on 10 April 2026"]

@@ -336,8 +336,10 @@ def _proposal(st: Statement, ep: Episode, i: int, name: str | None, asked: str |
         title = canon.canonical(st.text, name, ep.at, _is_zh(st.text), future=st.plan)
         if name not in title:
             title = f"{name}: {title}"
-    else:
-        title = st.text
+    else:  # the day a relative date names, as a person's cards say it ("上周压测发现…" is read months later)
+        title = canon.absolute_dates(st.text, ep.at, st.plan)
+        if title[:1].islower() and st.text[:1].isupper():  # "Yesterday we…" -> "On 1 April 2026 we…"
+            title = title[0].upper() + title[1:]
     card = _card("create", st.kind, title, body, entities, i)
     if st.kind == "event":  # what happened or will, on the day its words say (a decision holds from the turn)
         card["valid_from"] = dates.when(st.text, ep.at, future=st.plan)

@@ -149,6 +149,8 @@ def unreadable(text: str) -> bool:
     """unread(), or most of the text's letters are in a script no table reads: why a turn gave no card."""
     if unread(text):
         return True
+    if not _OTHER_SCRIPT.search(text):  # most turns: no letter of such a script, nothing to count
+        return False
     letters = sum(ch.isalpha() for ch in text)
     return letters > 0 and 2 * len(_OTHER_SCRIPT.findall(text)) > letters
 

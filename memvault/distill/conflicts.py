@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.distill.merge import _tokens, norm_title, same_value, state_key
+from memvault.distill.merge import _tokens, norm_title, same_value, state_key, title_score
 from memvault.distill.values import value_pairs
 from memvault.model import Card
 
@@ -109,16 +109,13 @@ def _prefixes(token: str) -> list[str]:
 
 
 def _duplicate_pairs(active: Sequence[Card], threshold: float) -> Iterator[Conflict]:
-    from rapidfuzz.fuzz import ratio, token_sort_ratio as sort_ratio
-
     groups: dict[tuple[str, str], list[Card]] = defaultdict(list)
     for c in active:
         if c.kind != "state":
             groups[(c.project or "", c.kind)].append(c)
     for group in groups.values():
         tokens = [_tokens(c.title) for c in group]
-        norms = [norm_title(c.title) for c in group]
-        sizes = [len(n) for n in norms]
+        sizes = [len(norm_title(c.title)) for c in group]
         exact: dict[str, set[int]] = defaultdict(set)  # token -> cards holding it
         longer: dict[str, set[int]] = defaultdict(set)  # token or 4+ prefix -> cards holding a token it starts
         for i, ts in enumerate(tokens):
@@ -156,8 +153,7 @@ def _duplicate_pairs(active: Sequence[Card], threshold: float) -> Iterator[Confl
                 if high and 200.0 * low / (low + high) < threshold:
                     continue  # fuzz.ratio and token_sort_ratio are at most 2*min/(sum) of the lengths
                 # merge.is_near_duplicate, whose swapped-word test is passed (every word here is covered there)
-                a, b = norms[i], norms[j]
-                if threshold <= 0 or ratio(a, b, score_cutoff=threshold) or sort_ratio(a, b, score_cutoff=threshold):
+                if threshold <= 0 or title_score(x.title, group[j].title, threshold):
                     yield _pair(x, group[j], "duplicate", f"near-duplicate {x.kind} titles that should have merged")
 
 

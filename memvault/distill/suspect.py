@@ -36,7 +36,7 @@ def offline_finds(run: Run, batch: list[Episode]) -> int:
     """How many cards the offline engine proposes for the batch (0: the model's "nothing" stands)."""
     from memvault.distill import offline
 
-    data, _related = offline.propose(batch, run.cards)
+    data, _related = offline.propose(batch, run.cards, run.before.get(batch[0].id))
     return len(data.get("cards") or [])
 
 
@@ -78,14 +78,18 @@ def handle_empty(run: Run, batch: list[Episode], usage: dict[str, int], halved: 
     _record(run, batch, found, "split")
     half = len(batch) // 2
     empty: list[EmptyHalf] = []
+    finding = 0  # halves in which the offline engine finds cards
     for part in (batch[:half], batch[half:]):
         try:
             process(part, True)
-        except EmptyHalf as again:
+        except EmptyHalf as again:  # raised only for a half in which the offline engine finds cards
             empty.append(again)
+            finding += 1
+        else:
+            finding += bool(offline_finds(run, part))
     # The model reads these turns when it gave cards for a half in which the offline engine finds some; a half
     # with nothing to find says nothing of that.
-    unread = len(empty) == sum(1 for part in (batch[:half], batch[half:]) if offline_finds(run, part))
+    unread = len(empty) == finding
     for again in empty:
         _record(run, again.batch, again.found, "offline" if unread else "empty")
         if unread:

@@ -14,7 +14,7 @@ from memvault.distill.cards import CARDS_PER_EPISODE, ENTITIES_MAX, ENTITY_MAX, 
 from memvault.distill.offline.cues import KNOWN_KINDS
 from memvault.distill.offline import anylang, canon, dates, personal
 from memvault.distill.offline.entities import entities_of
-from memvault.distill.merge import find_holder
+from memvault.distill.merge import CJK_RUN, find_holder
 from memvault.distill.offline.extract import Statement, _disqualified as disqualified, _is_zh, statements
 from memvault.model import Card, Episode
 
@@ -181,7 +181,7 @@ _SCENE = re.compile(r"\b(?:is|are|am|'s|'re|'m)\s+(?:just\s+|now\s+|still\s+|cur
 
 
 # Said to or of the other person ("Melanie loves how you tell your stories"): about them, not the speaker.
-_TO_YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.IGNORECASE)
+_TO_YOU = canon.YOU
 
 
 # Showing a photo ("Here's a photo of John in this pose", "Check out this pic"): what it shows is no statement.
@@ -215,11 +215,10 @@ def _substance(text: str, name: str = "") -> int:
     """Words of substance in a card's text (three letters or more, not the light ones; in Chinese, a word for
     each three characters, the speaker's name left out), its question left out."""
     text = text.split("\n\n(")[0]
-    cjk = sum(len(run) // 3 for run in _CJK_RUN.findall(text.replace(name, " ") if name else text))
-    return cjk + sum(1 for w in _CONTENT.findall(_CJK_RUN.sub(" ", text)) if w.lower() not in _LIGHT)
+    cjk = sum(len(run) // 3 for run in CJK_RUN.findall(text.replace(name, " ") if name else text))
+    return cjk + sum(1 for w in _CONTENT.findall(CJK_RUN.sub(" ", text)) if w.lower() not in _LIGHT)
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 
 
 FALLBACK_WORDS = 4

@@ -157,7 +157,7 @@ def canonical(text: str, name: str | None, at: str | None, zh: bool, future: boo
 
 OF_IT = re.compile(r"^(?:it|that)(?:'s| is| was| has)\b", _I)
 _ME = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|myself)\b", _I)
-_YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)
+YOU = re.compile(r"\b(?:you|your|you're|you've|yours)\b", _I)  # said to the other person
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？!?；;])|\n+")
 
 
@@ -205,7 +205,7 @@ def told(text: str, zh: bool, answering: bool = False) -> list[str]:
             continue
         core = personal.strip_lead(s)
         if not core or personal.is_remark(core, zh) and not (out and not zh and OF_IT.match(core)
-                                                             and not _YOU.search(core)
+                                                             and not YOU.search(core)
                                                              and (_ME.search(core) or personal.topical(core))):
             continue  # a remark; but what the speaker says of what they just told ("It's like therapy for me") stays
         out.append(personal.strip_lead(s, title=True))

@@ -77,8 +77,12 @@ class _Stdout(io.FileIO):
 
 def name_stdout() -> None:
     """Put sys.stdout over `_Stdout`, with the encoding, error handler and buffering Python chose for it.
-    Left as it is when it is not a real file (closed: `memvault stats >&-`; replaced by a caller)."""
+    Started with it closed (`memvault stats >&-`), what is written goes nowhere, as click.echo does; left as it
+    is when it is not a real file (replaced by a caller)."""
     old = sys.stdout
+    if old is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # every writer and isatty() keep working
+        return
     try:
         fd = old.fileno()
         old.flush()

@@ -5,6 +5,8 @@ A subclass names its code in its header: `class NoMatch(MemvaultError, code=1)`.
 
 from __future__ import annotations
 
+import errno
+
 
 class MemvaultError(Exception):
     """Base class: a problem we can explain to the user in one line."""
@@ -81,6 +83,7 @@ class NoSpace(MemvaultError, code=6):
 # The file name memvault.__main__ gives the errors of writing standard output (an OSError of a write names no
 # file): `memvault stats > /dev/full` was told the vault's .memvault/ folder was full.
 STDOUT = "standard output"
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", 122))  # a full disk, or a full quota
 
 
 def unwritable_stdout(exc: BaseException) -> MemvaultError | None:
@@ -90,7 +93,7 @@ def unwritable_stdout(exc: BaseException) -> MemvaultError | None:
     if not isinstance(exc, OSError) or exc.filename != STDOUT:
         return None
     message = f"cannot write {STDOUT}: {exc.strerror or type(exc).__name__}"
-    return NoSpace(message) if exc.errno in (28, 122) else MemvaultError(message)
+    return NoSpace(message) if exc.errno in _FULL else MemvaultError(message)
 
 
 def no_space(exc: BaseException, where: str = "") -> NoSpace | None:
@@ -99,7 +102,7 @@ def no_space(exc: BaseException, where: str = "") -> NoSpace | None:
     seen = 0
     while exc is not None and seen < 5:
         code = getattr(exc, "sqlite_errorcode", None)
-        if getattr(exc, "errno", None) in (28, 122) or code == 13 or "disk is full" in str(exc):
+        if getattr(exc, "errno", None) in _FULL or code == 13 or "disk is full" in str(exc):
             path = getattr(exc, "filename", None) or where or "the disk"
             return NoSpace.at(path)
         exc, seen = exc.__cause__ or exc.__context__, seen + 1

@@ -61,9 +61,8 @@ def guard(fn):
             err("interrupted")
             raise typer.Exit(130) from None
         except BrokenPipeError:
-            # `memvault search x | head`: the reader went away; that is not an error of ours.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            # `memvault search x | head`: the reader went away; that is not an error of ours (memvault.__main__'s
+            # stdout drops what is still buffered, so the exit flush raises nothing).
             raise typer.Exit(0) from None
         except OSError as exc:
             _full(exc)

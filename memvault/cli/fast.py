@@ -114,14 +114,11 @@ def no_match(exc, as_json: bool) -> int:
 
 
 def _write(text: str) -> None:
-    if sys.stdout is None:  # started with stdout closed (`>&-`): nothing to write to, as click.echo does
-        return
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        pass  # the reader went away (`| head`); memvault.__main__'s stdout drops the rest
 
 
 def mark_conflicts(root, result):

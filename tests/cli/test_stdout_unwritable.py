@@ -94,3 +94,22 @@ def test_mcp_over_stdio_into_a_full_device_says_standard_output(vault):
         done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault), "mcp"], stdout=full,
                               input=json.dumps(hello, ensure_ascii=False) + "\n", stderr=subprocess.PIPE, text=True)
     assert (done.returncode, done.stderr.splitlines()) == (6, ONE_LINE)
+
+
+def test_a_search_with_only_weak_hits_and_stdout_closed_says_no_match(tmp_path):
+    """With stdout closed (`>&-`), a search that finds only weak hits asks stdout whether it is a terminal: exit 1
+    and the no-match line, not an internal error (exit 70)."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "v"
+    subprocess.run([sys.executable, "-m", "memvault", "init", str(root)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "memvault", "--vault", str(root), "remember",
+                    "The backup of the postgres database runs nightly"], check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(root), "search",
+                           "postgres zzqxunknown qqwwnothing"], stdout=None, capture_output=False,
+                          stderr=subprocess.PIPE, text=True, close_fds=True,
+                          preexec_fn=lambda: os.close(1))
+    assert done.returncode == 1, done.stderr
+    assert "internal error" not in done.stderr and "no match" in done.stderr

@@ -60,7 +60,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         if vec:
             self.attach_vectors()
         self._lists_open = self._lists_now = None
-        self._totals_cache = None
+        self._forget_totals()
         self.__dict__.pop("_keys_seen", None)
 
     def _remove_files(self) -> None:
@@ -137,7 +137,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
             self.db.backup(mem)
             self.db.close()
             self.db = mem
-            self._totals_cache = None
+            self._forget_totals()
             return action()
 
     def _refresh_files(self, episodes: bool, full: bool) -> RefreshReport:
@@ -146,7 +146,7 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
         # wrote meanwhile, so our read snapshot cannot become a write. Outcome: start over with a write lock.
         for begin in ("BEGIN", "BEGIN IMMEDIATE"):
             report = RefreshReport()
-            self._totals_cache = None
+            self._forget_totals()
             self.db.execute(begin)
             try:
                 self._refresh_cards(report, full)
@@ -154,20 +154,26 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
                 if episodes:
                     self._refresh_episodes(report)
                 self._save_totals()
+                self._save_episode_totals()
                 if report.changed:
                     self._new_generation()
                 self.db.execute("COMMIT")
                 return report
             except sqlite3.OperationalError as exc:
                 self.db.execute("ROLLBACK")
-                self._totals_cache = None
+                self._forget_totals()
                 if begin == "BEGIN IMMEDIATE" or "locked" not in str(exc) and "busy" not in str(exc):
                     raise
             except BaseException:
                 self.db.execute("ROLLBACK")
-                self._totals_cache = None
+                self._forget_totals()
                 raise
         raise AssertionError("unreachable")
+
+    def _forget_totals(self) -> None:
+        """Drop the running totals read from meta (cards', turns'): a rollback or a new file makes them stale."""
+        self._totals_cache = None
+        self.__dict__.pop("_episode_totals_cache", None)
 
     def _new_generation(self) -> None:
         """A new random stamp whenever cards or episodes changed: what the dense layer keys its cached count
@@ -203,11 +209,12 @@ class Index(CardsMixin, EntitiesMixin, EpisodesMixin, ReadsMixin, BrowseMixin, V
             for path, month, old in stale:
                 self.index_card_file(path, month, report, old)
             self._save_totals()
+            self._save_episode_totals()
             if report.changed:
                 self._new_generation()
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
-            self._totals_cache = None
+            self._forget_totals()
             raise
         return report.changed == 0
